@@ -1,0 +1,81 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Swift 6 language mode everywhere; the same upcoming features on every target.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "glassd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "glassd", targets: ["glassd"]),
+        .executable(name: "glassctl", targets: ["glassctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    ],
+    targets: [
+        // C leaves: one shim target per system library, imported only by the adapter that owns it.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // Pure: the D-Bus contract's names, shared by daemon and client.
+        .target(name: "GlassdAPI", swiftSettings: strict),
+        // Pure: assistant engine, OpenAI codec, SSE, context budget. No C, no D-Bus, no curl.
+        .target(name: "GlassdCore", swiftSettings: strict),
+
+        // Adapters.
+        .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
+        .target(name: "HTTPKit", dependencies: ["CCurl", "GlassdCore"], swiftSettings: strict),
+        .target(
+            name: "Storage",
+            dependencies: ["GlassdCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .target(
+            name: "GlassdDaemon",
+            dependencies: [
+                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "glassd",
+            dependencies: [
+                "GlassdDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "glassctl",
+            dependencies: [
+                "GlassdAPI", "DBusKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+
+        .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),
+        .testTarget(
+            name: "GlassdDaemonTests",
+            dependencies: ["GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "glassd", "glassctl", "GlassdAPI",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
+            swiftSettings: strict),
+    ]
+)

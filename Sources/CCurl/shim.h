@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// curl_easy_setopt/getinfo are variadic, which Swift cannot call: one typed wrapper per argument kind.
+#pragma once
+#include <curl/curl.h>
+#include <sys/eventfd.h>
+
+static inline CURLcode ccurl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode ccurl_setopt_ptr(CURL *h, CURLoption o, const void *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode ccurl_setopt_write(CURL *h, CURLoption o, curl_write_callback cb) {
+    return curl_easy_setopt(h, o, cb);
+}
+static inline CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode ccurl_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import CSystemd
+
+/// The part of a connection's state that C callbacks reach directly: method calls waiting for
+/// their reply. Owned by `BusConnection` and confined, like it, to the bus thread.
+final class BusState {
+    struct PendingReply {
+        var message: OpaquePointer
+        var outputSignature: String
+    }
+
+    struct IncomingCall: Sendable {
+        var id: UInt64
+        var call: MethodCall
+        var handler: @Sendable (MethodCall) async throws -> [DBusValue]
+    }
+
+    private var pending: [UInt64: PendingReply] = [:]
+    private var nextID: UInt64 = 1
+    private let incoming: AsyncStream<IncomingCall>.Continuation
+
+    init(incoming: AsyncStream<IncomingCall>.Continuation) {
+        self.incoming = incoming
+    }
+
+    func makeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    /// Called by the method trampoline: queue the call for `BusConnection.serve()`, answer it later.
+    func accept(
+        call m: OpaquePointer, for object: ExportedObject, error retError: UnsafeMutablePointer<sd_bus_error>?
+    ) -> Int32 {
+        let member = sd_bus_message_get_member(m).map { String(cString: $0) } ?? ""
+        guard let method = object.method(named: member) else {
+            return sd_bus_error_set(retError, "org.freedesktop.DBus.Error.UnknownMethod", "no method \(member)")
+        }
+        let arguments: [DBusValue]
+        do {
+            arguments = try MessageReader.readAll(m)
+        } catch {
+            return sd_bus_error_set(retError, error.name, error.message)
+        }
+        var cookie: UInt64 = 0
+        _ = sd_bus_message_get_cookie(m, &cookie)
+        let call = MethodCall(
+            sender: sd_bus_message_get_sender(m).map { String(cString: $0) } ?? "",
+            cookie: cookie, path: object.path, interface: object.spec.name, member: member, arguments: arguments)
+        let id = makeID()
+        pending[id] = PendingReply(
+            message: sd_bus_message_ref(m), outputSignature: method.output.map(\.signature).joined())
+        incoming.yield(IncomingCall(id: id, call: call, handler: method.handler))
+        return 1
+    }
+
+    func takePending(_ id: UInt64) -> PendingReply? {
+        pending.removeValue(forKey: id)
+    }
+
+    /// On close: forget unanswered calls and stop the stream of new ones.
+    func dropPending() {
+        for (_, reply) in pending { sd_bus_message_unref(reply.message) }
+        pending.removeAll()
+        incoming.finish()
+    }
+}

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// The D-Bus contract's names, in one place for the daemon and its clients (busctl users depend
+/// on the exact spelling; dbus/org.glassd.Manager1.xml documents them).
+public enum GlassdBus {
+    public static let name = "org.glassd"
+    public static let managerPath = "/org/glassd"
+    public static let managerInterface = "org.glassd.Manager1"
+
+    public enum Signal {
+        public static let answerDelta = "AnswerDelta"
+        public static let answered = "Answered"
+        public static let queryFailed = "QueryFailed"
+    }
+
+    public enum Property {
+        public static let version = "Version"
+        public static let mode = "Mode"
+        public static let backend = "Backend"
+    }
+}
+
+/// The `org.glassd.Error.*` names.
+public enum GlassdErrorName {
+    public static let notConfigured = "org.glassd.Error.NotConfigured"
+    public static let unauthorized = "org.glassd.Error.Unauthorized"
+    public static let rateLimited = "org.glassd.Error.RateLimited"
+    public static let upstreamFailed = "org.glassd.Error.UpstreamFailed"
+    public static let timeout = "org.glassd.Error.Timeout"
+    public static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+}
+
+/// A query's id: the caller's unique bus name and the serial of its Query call, so a client can
+/// tell its own AnswerDelta signals from others' before the reply arrives.
+public func glassdQueryID(sender: String, cookie: UInt64) -> String {
+    "\(sender)/\(cookie)"
+}
+
+/// The version this build reports.
+public let glassdVersion = "0.1.0"

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+
+/// Turns chat-completion payloads (SSE `data:` events, or a whole non-streamed body) into text.
+/// Tolerates what OpenAI-compatible servers send: usage chunks with empty `choices`, role-only
+/// deltas, extra fields, and errors as an object, a string, or vLLM's top-level shape.
+public enum ChatStreamDecoder {
+    public enum Piece: Sendable, Equatable {
+        case text(String)
+        case done
+        case nothing
+    }
+
+    public enum DecodeError: Error, Sendable, Equatable {
+        case malformed
+        case upstream(String)
+    }
+
+    /// One SSE event's data.
+    public static func decode(event data: String) throws(DecodeError) -> Piece {
+        let trimmed = data.trimmingCharacters(in: .whitespaces)
+        if trimmed == "[DONE]" { return .done }
+        let object = try parseObject(trimmed)
+        if let message = errorMessage(in: object) { throw .upstream(message) }
+        guard let choices = object["choices"] as? [Any] else {
+            // Chunks without choices carry usage or metadata only.
+            return .nothing
+        }
+        var text = ""
+        for case let choice as [String: Any] in choices {
+            if let delta = choice["delta"] as? [String: Any], let content = delta["content"] as? String {
+                text += content
+            }
+        }
+        return text.isEmpty ? .nothing : .text(text)
+    }
+
+    /// A non-streamed `chat.completion` body (servers that ignore `stream: true`).
+    public static func decode(completion body: [UInt8]) throws(DecodeError) -> String {
+        let object = try parseObject(String(decoding: body, as: UTF8.self))
+        if let message = errorMessage(in: object) { throw .upstream(message) }
+        guard let choices = object["choices"] as? [[String: Any]],
+            let message = choices.first?["message"] as? [String: Any]
+        else { throw .malformed }
+        return message["content"] as? String ?? ""
+    }
+
+    /// The human message of an error body, whatever its shape; nil if it is not one.
+    public static func errorMessage(body: [UInt8]) -> String? {
+        guard let object = try? parseObject(String(decoding: body, as: UTF8.self)) else { return nil }
+        return errorMessage(in: object)
+    }
+
+    /// The `error.type` of an error body (`insufficient_quota` matters: it must not be retried).
+    public static func errorType(body: [UInt8]) -> String? {
+        guard let object = try? parseObject(String(decoding: body, as: UTF8.self)),
+            let error = object["error"] as? [String: Any]
+        else { return nil }
+        return (error["type"] as? String) ?? (error["code"] as? String)
+    }
+
+    private static func parseObject(_ text: String) throws(DecodeError) -> [String: Any] {
+        guard let data = text.data(using: .utf8),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { throw .malformed }
+        return object
+    }
+
+    private static func errorMessage(in object: [String: Any]) -> String? {
+        if let error = object["error"] as? [String: Any] {
+            return (error["message"] as? String) ?? (error["code"].map { "\($0)" }) ?? "unknown error"
+        }
+        if let error = object["error"] as? String { return error }
+        if object["object"] as? String == "error" { return object["message"] as? String ?? "unknown error" }
+        return nil
+    }
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+
+/// Where and how to reach an OpenAI-compatible chat server.
+public struct ChatServerConfig: Sendable {
+    /// e.g. "https://api.openai.com/v1" or "http://localhost:11434/v1".
+    public var baseURL: String
+    public var model: String
+    public var apiKey: String?
+    /// Bound on one question's total time, retries included.
+    public var timeout: Duration
+
+    public init(baseURL: String, model: String, apiKey: String?, timeout: Duration) {
+        self.baseURL = baseURL
+        self.model = model
+        self.apiKey = apiKey
+        self.timeout = timeout
+    }
+
+    /// The base URL and model, for display: never the key.
+    public var publicDescription: String { "\(baseURL) \(model)" }
+
+    var host: String { URL(string: baseURL)?.host ?? baseURL }
+}
+
+/// Streams one chat completion from an OpenAI-compatible server, retrying what is worth retrying.
+public struct OpenAIChatClient: Sendable {
+    public let config: ChatServerConfig
+    private let transport: any HTTPTransport
+    private let retry: RetryPolicy
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let redactor: SecretRedactor
+
+    public init(
+        config: ChatServerConfig, transport: any HTTPTransport, retry: RetryPolicy = RetryPolicy(),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.config = config
+        self.transport = transport
+        self.retry = retry
+        self.sleep = sleep
+        self.redactor = SecretRedactor(secrets: config.apiKey.map { [$0] } ?? [])
+    }
+
+    /// What one attempt's failure means for the next.
+    private enum Outcome: Error {
+        case final(AssistantError)
+        case retry(AssistantError, after: Duration?)
+    }
+
+    /// Sends `messages`, calls `onDelta` for each piece of the answer as it arrives, returns the whole answer.
+    public func complete(
+        _ messages: [ChatMessage], onDelta: @Sendable (String) async -> Void
+    ) async throws(AssistantError) -> String {
+        let clock = ContinuousClock()
+        let deadline = clock.now + config.timeout
+        var attempt = 0
+        while true {
+            let remaining = deadline - clock.now
+            guard remaining > .zero else { throw timeoutError }
+            var emitted = false
+            let failure: AssistantError
+            let after: Duration?
+            do {
+                return try await once(messages, timeout: remaining, emitted: &emitted, onDelta: onDelta)
+            } catch {
+                switch error {
+                case .final(let error): throw error
+                case .retry(let error, let wait): (failure, after) = (error, wait)
+                }
+            }
+            attempt += 1
+            // Text already shown cannot be taken back, so a stream that broke midway is final.
+            guard !emitted, attempt < retry.maxAttempts else { throw failure }
+            let wait = after ?? retry.backoff(after: attempt - 1)
+            guard clock.now + wait < deadline else { throw failure }
+            do {
+                try await sleep(wait)
+            } catch {
+                throw .upstreamFailed("The question was cancelled.")
+            }
+        }
+    }
+
+    private var timeoutError: AssistantError {
+        .timeout("No answer from \(config.host) within \(config.timeout.components.seconds) s.")
+    }
+
+    private func once(
+        _ messages: [ChatMessage], timeout: Duration, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
+    ) async throws(Outcome) -> String {
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request(messages, timeout: timeout))
+        } catch {
+            throw outcome(of: error, emitted: false)
+        }
+        switch response.status {
+        case 200..<300:
+            let type = response.headers["content-type"] ?? ""
+            if type.contains("application/json") {
+                let body = try await collect(response.body, emitted: false)
+                do {
+                    let answer = try ChatStreamDecoder.decode(completion: body)
+                    guard !answer.isEmpty else { throw ChatStreamDecoder.DecodeError.malformed }
+                    emitted = true
+                    await onDelta(answer)
+                    return answer
+                } catch {
+                    throw decodeOutcome(error, emitted: false)
+                }
+            }
+            return try await stream(response.body, emitted: &emitted, onDelta: onDelta)
+        case 401, 403:
+            _ = try? await collect(response.body, emitted: false)
+            let hint = config.apiKey == nil ? "needs an API key" : "refused the API key"
+            throw .final(.unauthorized("\(config.host) \(hint) (HTTP \(response.status))."))
+        case 429:
+            let body = (try? await collect(response.body, emitted: false)) ?? []
+            if ChatStreamDecoder.errorType(body: body) == "insufficient_quota" {
+                throw .final(.rateLimited("The account at \(config.host) is out of quota."))
+            }
+            throw .retry(
+                .rateLimited("\(config.host) is rate limiting; try again later."),
+                after: RetryPolicy.retryAfter(response.headers))
+        default:
+            let body = (try? await collect(response.body, emitted: false)) ?? []
+            let detail = ChatStreamDecoder.errorMessage(body: body).map { ": " + redactor.clean($0) } ?? ""
+            let error = AssistantError.upstreamFailed("\(config.host) answered HTTP \(response.status)\(detail)")
+            let transient = response.status >= 500 || response.status == 408 || response.status == 409
+            throw transient ? .retry(error, after: RetryPolicy.retryAfter(response.headers)) : .final(error)
+        }
+    }
+
+    private func stream(
+        _ body: AsyncThrowingStream<[UInt8], any Error>, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
+    ) async throws(Outcome) -> String {
+        var parser = SSEParser()
+        var answer = ""
+        do {
+            reading: for try await chunk in body {
+                for event in parser.feed(chunk) {
+                    switch try ChatStreamDecoder.decode(event: event.data) {
+                    case .text(let piece):
+                        answer += piece
+                        emitted = true
+                        await onDelta(piece)
+                    case .done: break reading
+                    case .nothing: continue
+                    }
+                }
+            }
+            if let last = parser.finish(), case .text(let piece) = try ChatStreamDecoder.decode(event: last.data) {
+                answer += piece
+                emitted = true
+                await onDelta(piece)
+            }
+        } catch let error as ChatStreamDecoder.DecodeError {
+            throw decodeOutcome(error, emitted: emitted)
+        } catch {
+            throw outcome(of: error, emitted: emitted)
+        }
+        guard !answer.isEmpty else {
+            throw .retry(.upstreamFailed("\(config.host) sent an empty answer."), after: nil)
+        }
+        return answer
+    }
+
+    private func collect(
+        _ body: AsyncThrowingStream<[UInt8], any Error>, emitted: Bool
+    ) async throws(Outcome) -> [UInt8] {
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in body where bytes.count < 1 << 20 { bytes += chunk }
+        } catch {
+            throw outcome(of: error, emitted: emitted)
+        }
+        return bytes
+    }
+
+    private func decodeOutcome(_ error: any Error, emitted: Bool) -> Outcome {
+        let failure: AssistantError =
+            if case .upstream(let message) = error as? ChatStreamDecoder.DecodeError {
+                .upstreamFailed("\(config.host) failed: \(redactor.clean(message))")
+            } else {
+                .upstreamFailed("\(config.host) sent a malformed answer.")
+            }
+        return emitted ? .final(failure) : .retry(failure, after: nil)
+    }
+
+    private func outcome(of error: any Error, emitted: Bool) -> Outcome {
+        if error is CancellationError { return .final(.upstreamFailed("The question was cancelled.")) }
+        switch error as? HTTPTransportError {
+        case .timedOut: return .final(timeoutError)
+        case .cancelled: return .final(.upstreamFailed("The question was cancelled."))
+        case .invalidRequest(let why): return .final(.notConfigured("Bad base URL \(config.baseURL): \(why)"))
+        case .connectionFailed(let why):
+            let failure = AssistantError.upstreamFailed("Cannot reach \(config.host): \(redactor.clean(why))")
+            return emitted ? .final(failure) : .retry(failure, after: nil)
+        case .none:
+            let failure = AssistantError.upstreamFailed("\(config.host) failed: \(redactor.clean("\(error)"))")
+            return emitted ? .final(failure) : .retry(failure, after: nil)
+        }
+    }
+
+    private func request(_ messages: [ChatMessage], timeout: Duration) -> HTTPRequest {
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"), ("Accept", "text/event-stream"), ("User-Agent", "glassd"),
+        ]
+        if let key = config.apiKey { headers.append(("Authorization", "Bearer \(key)")) }
+        let body: [String: Any] = [
+            "model": config.model,
+            "stream": true,
+            "messages": messages.map { ["role": $0.role.rawValue, "content": $0.content] },
+        ]
+        let json = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let base = config.baseURL.hasSuffix("/") ? String(config.baseURL.dropLast()) : config.baseURL
+        return HTTPRequest(
+            url: base + "/chat/completions", headers: headers, body: Array(json), timeout: timeout,
+            connectTimeout: min(timeout, .seconds(10)))
+    }
+}

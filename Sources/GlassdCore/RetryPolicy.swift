@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// When to try an upstream request again: capped exponential backoff with jitter, Retry-After
+/// honoured, all inside one overall deadline.
+public struct RetryPolicy: Sendable {
+    public var maxAttempts: Int
+    public var baseDelay: Duration
+    public var maxDelay: Duration
+
+    public init(maxAttempts: Int = 4, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(8)) {
+        self.maxAttempts = maxAttempts
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The wait before attempt `attempt + 1` (attempt counts from 0), with up to 25 % jitter off.
+    public func backoff(after attempt: Int, jitter: Double = Double.random(in: 0...1)) -> Duration {
+        let factor = Double(1 << min(attempt, 20))
+        let raw = min(baseDelay * factor, maxDelay)
+        return raw * (1 - 0.25 * jitter)
+    }
+
+    /// Parses `Retry-After` (delta seconds) or `retry-after-ms`; nil when absent or unusable.
+    public static func retryAfter(_ headers: [String: String]) -> Duration? {
+        if let ms = headers["retry-after-ms"].flatMap({ Double($0.trimmingWhitespace) }), ms >= 0 {
+            return .milliseconds(ms)
+        }
+        if let seconds = headers["retry-after"].flatMap({ Double($0.trimmingWhitespace) }), seconds >= 0 {
+            return .milliseconds(seconds * 1000)
+        }
+        return nil
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}
