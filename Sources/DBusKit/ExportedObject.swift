@@ -51,9 +51,13 @@ final class ExportedObject {
         vtable.initialize(from: entries, count: entries.count)
     }
 
-    /// A C copy of `s` that lives as long as this object (sd-bus keeps the pointers).
+    /// A C copy of `s` that lives as long as this object (sd-bus keeps the pointers). Copies
+    /// every byte, so NUL-separated argument name lists survive.
     private func keep(_ s: String) -> UnsafeMutablePointer<CChar> {
-        let copy = strdup(s)!
+        let bytes = Array(s.utf8)
+        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+        for (i, byte) in bytes.enumerated() { copy[i] = CChar(bitPattern: byte) }
+        copy[bytes.count] = 0
         strings.append(copy)
         return copy
     }
@@ -69,7 +73,7 @@ final class ExportedObject {
     deinit {
         sd_bus_slot_unref(slot)
         vtable.deallocate()
-        for s in strings { free(s) }
+        for s in strings { s.deallocate() }
     }
 }
 
@@ -94,7 +98,7 @@ private let propertyGetTrampoline: sd_bus_property_get_t = { _, _, _, property, 
     }
 }
 
-private let propertySetTrampoline: sd_bus_property_set_t = { _, _, _, property, value, userdata, retError in
+private let propertySetTrampoline: sd_bus_property_set_t = { bus, path, interface, property, value, userdata, retError in
     guard let value, let userdata, let property else { return -EINVAL }
     let object = Unmanaged<ExportedObject>.fromOpaque(userdata).takeUnretainedValue()
     let name = String(cString: property)
@@ -104,7 +108,12 @@ private let propertySetTrampoline: sd_bus_property_set_t = { _, _, _, property, 
             throw BusError.invalidArgs("\(name) takes type \(spec.signature)")
         }
         try setter(newValue)
+        guard object.values[name] != newValue else { return 1 }
         object.values[name] = newValue
+        // sd-bus does not announce writes itself.
+        if spec.change == .emits, let bus, let path, let interface {
+            _ = try withStrv([name]) { strv in sd_bus_emit_properties_changed_strv(bus, path, interface, strv) }
+        }
         return 1
     } catch let error as BusError {
         return sd_bus_error_set(retError, error.name, error.message)

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+
+/// Finds the API key: the systemd credential `api-key`, then `api_key_file`, then GLASSD_API_KEY.
+/// None is fine (Ollama and most local servers need no key). The key is never logged.
+public enum APIKey {
+    public enum Source: String, Sendable {
+        case credential = "systemd credential"
+        case file = "api_key_file"
+        case environment = "GLASSD_API_KEY"
+    }
+
+    public static func load(
+        config: Config, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (key: String, source: Source)? {
+        if let dir = environment["CREDENTIALS_DIRECTORY"], let key = read(dir + "/api-key") {
+            return (key, .credential)
+        }
+        if let file = config.apiKeyFile, let key = read(file) {
+            return (key, .file)
+        }
+        if let key = environment["GLASSD_API_KEY"].map(trim), !key.isEmpty {
+            return (key, .environment)
+        }
+        return nil
+    }
+
+    private static func read(_ path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let key = trim(String(decoding: data, as: UTF8.self))
+        return key.isEmpty ? nil : key
+    }
+
+    private static func trim(_ s: String) -> String {
+        s.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+import TOMLKit
+
+/// glassd.conf, read once at start-up.
+public struct Config: Sendable, Equatable {
+    public static let defaultPath = "/etc/glassd/glassd.conf"
+
+    public var baseURL: String?
+    public var chatModel = "gpt-4o-mini"
+    public var transcriptionModel = "whisper-1"
+    public var timeoutSeconds = 60
+    /// Characters of earlier conversation sent with each question.
+    public var historyBudget = 8000
+    public var apiKeyFile: String?
+    public var adapter: String?
+
+    public init() {}
+
+    public struct Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Loads `path`. A missing file is fine only when it is the default one (nothing configured yet).
+    public static func load(path: String?) throws(Error) -> Config {
+        let file = path ?? defaultPath
+        guard let data = FileManager.default.contents(atPath: file) else {
+            if path == nil && !FileManager.default.fileExists(atPath: file) { return Config() }
+            throw Error(description: "cannot read config file \(file)")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), file: file)
+    }
+
+    public static func parse(_ text: String, file: String = "glassd.conf") throws(Error) -> Config {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw Error(description: "\(file): \(error.description) at line \(error.source.begin.line)")
+        } catch {
+            throw Error(description: "\(file): \(error)")
+        }
+        var config = Config()
+        let assistant = try section(table, "assistant", file: file)
+        let bluetooth = try section(table, "bluetooth", file: file)
+        let reader = Reader(file: file)
+        config.baseURL = try reader.string(assistant, "assistant", "base_url")
+        if let url = config.baseURL {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+                parsed.host != nil
+            else { throw Error(description: "\(file): [assistant] base_url must be an http(s) URL, not \"\(url)\"") }
+        }
+        config.chatModel = try reader.string(assistant, "assistant", "chat_model") ?? config.chatModel
+        config.transcriptionModel =
+            try reader.string(assistant, "assistant", "transcription_model") ?? config.transcriptionModel
+        config.timeoutSeconds =
+            try reader.int(assistant, "assistant", "timeout_seconds", in: 1...3600) ?? config.timeoutSeconds
+        config.historyBudget =
+            try reader.int(assistant, "assistant", "history_budget", in: 0...1_000_000) ?? config.historyBudget
+        config.apiKeyFile = try reader.string(assistant, "assistant", "api_key_file")
+        config.adapter = try reader.string(bluetooth, "bluetooth", "adapter")
+        return config
+    }
+
+    private static func section(_ table: TOMLTable, _ name: String, file: String) throws(Error) -> TOMLTable? {
+        guard let value = table[name] else { return nil }
+        guard let section = value.table else { throw Error(description: "\(file): [\(name)] must be a table") }
+        return section
+    }
+
+    private struct Reader {
+        var file: String
+
+        func string(_ table: TOMLTable?, _ section: String, _ key: String) throws(Error) -> String? {
+            guard let value = table?[key] else { return nil }
+            guard let s = value.string else { throw Error(description: "\(file): [\(section)] \(key) must be a string") }
+            return s
+        }
+
+        func int(_ table: TOMLTable?, _ section: String, _ key: String, in range: ClosedRange<Int>) throws(Error) -> Int? {
+            guard let value = table?[key] else { return nil }
+            guard let n = value.int, range.contains(n) else {
+                throw Error(description: "\(file): [\(section)] \(key) must be a whole number in \(range)")
+            }
+            return n
+        }
+    }
+}

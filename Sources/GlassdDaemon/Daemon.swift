@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import CSystemd
+import DBusKit
+import Foundation
+import GlassdAPI
+import GlassdCore
+import HTTPKit
+import Logging
+import ServiceLifecycle
+import UnixSignals
+import Storage
+
+/// How glassd was started.
+public struct DaemonOptions: Sendable {
+    public var bus: BusAddress
+    public var configPath: String?
+    public var stateDirectory: String?
+    public var logLevel: Logger.Level
+
+    public init(bus: BusAddress, configPath: String?, stateDirectory: String?, logLevel: Logger.Level) {
+        self.bus = bus
+        self.configPath = configPath
+        self.stateDirectory = stateDirectory
+        self.logLevel = logLevel
+    }
+}
+
+/// Wires the daemon together and runs it until SIGTERM/SIGINT.
+public enum Daemon {
+    public static func run(_ options: DaemonOptions) async throws {
+        let level = options.logLevel
+        let journal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, toJournal: journal) }
+        let logger = Logger(label: "glassd")
+
+        let config = try Config.load(path: options.configPath)
+        let stateDirectory = stateDirectory(options)
+        let database = try GlassdDatabase(directory: stateDirectory)
+        let store = SQLiteConversationStore(database: database)
+        let key = APIKey.load(config: config)
+        // The key is in memory now; children and /proc/PID/environ need not see it.
+        unsetenv("GLASSD_API_KEY")
+
+        let client = config.baseURL.map { baseURL in
+            OpenAIChatClient(
+                config: ChatServerConfig(
+                    baseURL: baseURL, model: config.chatModel, apiKey: key?.key,
+                    timeout: .seconds(config.timeoutSeconds)),
+                transport: CurlHTTPTransport())
+        }
+        let assistant = Assistant(client: client, store: store, historyBudget: config.historyBudget)
+
+        let connection = try await BusConnection.open(options.bus)
+        let manager = ManagerInterface(
+            connection: connection, assistant: assistant, store: store, mode: ModeSetting(.assistant),
+            backendDescription: client?.config.publicDescription ?? "", logger: logger)
+        try await connection.addObjectManager(at: GlassdBus.managerPath)
+        try await connection.export(manager.spec, at: GlassdBus.managerPath)
+        try await connection.requestName(GlassdBus.name)
+
+        logger.info(
+            "glassd \(glassdVersion) ready on \(GlassdBus.name)",
+            metadata: [
+                "state_directory": "\(stateDirectory)",
+                "backend": "\(client?.config.publicDescription ?? "none")",
+                "api_key": "\(key?.source.rawValue ?? "none")",
+            ])
+        _ = sd_notify(0, "READY=1\nSTATUS=Answering on \(GlassdBus.name)")
+
+        let group = ServiceGroup(
+            services: [
+                BusService(connection: connection, logger: logger),
+                WatchdogService(connection: connection, database: database),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
+    }
+
+    /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.
+    static func stateDirectory(_ options: DaemonOptions) -> String {
+        if let fromSystemd = ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first {
+            return String(fromSystemd)
+        }
+        return options.stateDirectory ?? "/var/lib/glassd"
+    }
+}

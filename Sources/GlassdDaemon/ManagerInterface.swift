@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import GlassdAPI
+import GlassdCore
+import Logging
+
+/// org.glassd.Manager1 on /org/glassd: questions, history and mode over D-Bus.
+struct ManagerInterface {
+    /// History(limit) never returns more than this many messages.
+    static let maxHistory: UInt32 = 10_000
+
+    let connection: BusConnection
+    let assistant: Assistant
+    let store: any ConversationStore
+    let mode: ModeSetting
+    let backendDescription: String
+    let logger: Logger
+
+    var spec: InterfaceSpec {
+        InterfaceSpec(
+            name: GlassdBus.managerInterface,
+            methods: [
+                .init("Query", input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
+                .init("History", input: [("limit", "u")], output: [("messages", "a(xsss)")]) { try await history($0) },
+                .init("ClearHistory") { _ in try await clearHistory() },
+            ],
+            properties: [
+                .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
+                .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, logger] value in
+                    guard let text = value.string, let newMode = Mode(rawValue: text) else {
+                        let choices = Mode.allCases.map(\.rawValue).joined(separator: ", ")
+                        throw BusError.invalidArgs("Mode must be one of: \(choices).")
+                    }
+                    mode.mode = newMode
+                    logger.info("mode changed", metadata: ["mode": "\(newMode.rawValue)"])
+                },
+                .init(GlassdBus.Property.backend, .string(backendDescription), change: .constant),
+            ],
+            signals: [
+                .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),
+                .init(GlassdBus.Signal.answered, [("query_id", "s"), ("question", "s"), ("answer", "s")]),
+                .init(GlassdBus.Signal.queryFailed, [("query_id", "s"), ("error_name", "s"), ("message", "s")]),
+            ])
+    }
+
+    private func emit(_ signal: String, _ arguments: [DBusValue]) async {
+        do {
+            try await connection.emit(signal, interface: GlassdBus.managerInterface, at: GlassdBus.managerPath, arguments)
+        } catch {
+            logger.warning("cannot emit \(signal), ignoring: \(error)")
+        }
+    }
+
+    private func query(_ call: MethodCall) async throws -> [DBusValue] {
+        let text = call.arguments.first?.string ?? ""
+        let id = glassdQueryID(sender: call.sender, cookie: call.cookie)
+        var log = logger
+        log[metadataKey: "query_id"] = "\(id)"
+        log.debug("query", metadata: ["text": "\(text)"])
+        do {
+            let answer = try await assistant.ask(text, queryID: id, mode: mode.mode) { piece in
+                await emit(GlassdBus.Signal.answerDelta, [.string(id), .string(piece)])
+            }
+            await emit(GlassdBus.Signal.answered, [.string(id), .string(text), .string(answer)])
+            log.info("answered", metadata: ["answer_chars": "\(answer.count)"])
+            return [.string(answer)]
+        } catch {
+            let busError = ErrorMapping.busError(error)
+            await emit(GlassdBus.Signal.queryFailed, [.string(id), .string(busError.name), .string(busError.message)])
+            log.notice("query failed", metadata: ["error": "\(busError.name)", "reason": "\(busError.message)"])
+            throw busError
+        }
+    }
+
+    private func history(_ call: MethodCall) async throws -> [DBusValue] {
+        let limit = min(call.arguments.first?.uint32 ?? 0, Self.maxHistory)
+        let messages: [StoredMessage]
+        do {
+            messages = try await store.recentMessages(limit: Int(limit))
+        } catch {
+            logger.error("cannot read history: \(error)")
+            throw BusError.failed("Could not read the conversation history.")
+        }
+        let rows = messages.map { m in
+            DBusValue.structure([.int64(m.createdAt), .string(m.queryID), .string(m.role.rawValue), .string(m.text)])
+        }
+        return [.array(element: "(xsss)", rows)]
+    }
+
+    private func clearHistory() async throws -> [DBusValue] {
+        do {
+            try await store.clearHistory()
+        } catch {
+            logger.error("cannot clear history: \(error)")
+            throw BusError.failed("Could not clear the conversation history.")
+        }
+        logger.info("history cleared")
+        return []
+    }
+}

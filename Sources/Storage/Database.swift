@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+import GRDB
+import GlassdCore
+
+/// glassd's SQLite database: WAL, foreign keys, migrated on open. A write that returned has
+/// reached the WAL with a full sync, so it survives kill -9 and power loss alike.
+public final class GlassdDatabase: Sendable {
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) `glassd.sqlite` in `directory`.
+    public init(directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(5)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        pool = try DatabasePool(path: directory + "/glassd.sqlite", configuration: config)
+        try Migrations.migrator.migrate(pool)
+    }
+
+    /// The applied migrations, oldest first.
+    public func appliedMigrations() throws -> [String] {
+        try pool.read { db in try Migrations.migrator.appliedMigrations(db) }
+    }
+
+    /// Proves the database answers (for the watchdog).
+    public func ping() async throws {
+        _ = try await pool.read { try Int.fetchOne($0, sql: "SELECT 1") }
+    }
+}
