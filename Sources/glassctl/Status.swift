@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import ArgumentParser
+import DBusKit
+import GlassdAPI
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show glassd's version, mode and backend.")
+
+    @OptionGroup var options: GlobalOptions
+
+    struct Output: Encodable {
+        var version: String
+        var mode: String
+        var backend: String
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = try await options.connect()
+            let status = Output(
+                version: try await client.property(GlassdBus.Property.version).string ?? "",
+                mode: try await client.property(GlassdBus.Property.mode).string ?? "",
+                backend: try await client.property(GlassdBus.Property.backend).string ?? "")
+            if options.json { return try printJSON(status) }
+            print("version: \(status.version)")
+            print("mode:    \(status.mode)")
+            print("backend: \(status.backend.isEmpty ? "(not configured)" : status.backend)")
+        }
+    }
+}
+
+struct ModeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mode", abstract: "Show or set the mode: assistant or translator.")
+
+    @OptionGroup var options: GlobalOptions
+
+    enum Mode: String, ExpressibleByArgument, CaseIterable {
+        case assistant, translator
+    }
+
+    @Argument(help: "The new mode.")
+    var mode: Mode?
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = try await options.connect()
+            if let mode { try await client.setProperty(GlassdBus.Property.mode, .string(mode.rawValue)) }
+            let current = try await client.property(GlassdBus.Property.mode).string ?? ""
+            if options.json { return try printJSON(["mode": current]) }
+            print(current)
+        }
+    }
+}
