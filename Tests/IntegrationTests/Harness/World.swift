@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+
+/// A private dbus-daemon and a fake OpenAI-compatible server, in a scratch folder; glassd is
+/// started against them as often as a test wants.
+struct World: Sendable {
+    let directory: String
+    let busAddress: String
+    let serverURL: String
+
+    /// Sets the world up for the duration of `body`.
+    static func with<R: Sendable>(_ body: (World) async throws -> R) async throws -> R {
+        let directory = try Paths.temporaryDirectory()
+        let busConfig = directory + "/bus.conf"
+        try """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(directory)/bus.socket</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """.write(toFile: busConfig, atomically: true, encoding: .utf8)
+        return try await withBackground(
+            "/usr/bin/dbus-daemon", ["--config-file=\(busConfig)", "--nofork", "--print-address=1"],
+            log: directory + "/dbus.log", firstLine: true
+        ) { _, address in
+            try await withBackground(
+                "/usr/bin/env", ["python3", Paths.fixtures + "/fake_openai.py"], log: directory + "/server.log",
+                firstLine: true
+            ) { _, portLine in
+                let port = portLine.split(separator: " ").last.map(String.init) ?? ""
+                let world = World(directory: directory, busAddress: address, serverURL: "http://127.0.0.1:\(port)/v1")
+                return try await body(world)
+            }
+        }
+    }
+
+    /// A glassd.conf for this world; `baseURL: nil` leaves the server unconfigured.
+    func writeConfig(baseURL: String?? = .none, timeoutSeconds: Int = 10, historyBudget: Int = 8000) throws -> String {
+        let path = directory + "/glassd.conf"
+        var text = "[assistant]\n"
+        switch baseURL {
+        case .none: text += "base_url = \"\(serverURL)\"\n"
+        case .some(.some(let url)): text += "base_url = \"\(url)\"\n"
+        case .some(.none): break
+        }
+        text += "chat_model = \"fake-model\"\ntimeout_seconds = \(timeoutSeconds)\nhistory_budget = \(historyBudget)\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Runs glassd on this world's bus until `body` ends; waits for READY=1 first.
+    func withGlassd<R: Sendable>(
+        config: String? = nil, environment: [String: String] = [:], _ body: (Background) async throws -> R
+    ) async throws -> R {
+        let configPath = try config ?? writeConfig()
+        let notify = try NotifySocket(path: directory + "/notify-\(UUID().uuidString.prefix(6))")
+        var env = environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        env["NOTIFY_SOCKET"] = notify.path
+        return try await withBackground(
+            Paths.glassd,
+            ["--bus", "session", "--config", configPath, "--state-dir", directory + "/state", "--log-level", "debug"],
+            environment: env, log: directory + "/glassd.log", firstLine: false
+        ) { process, _ in
+            guard await notify.wait(for: "READY=1") else {
+                throw TestFailure("glassd never became ready; log:\n" + log())
+            }
+            return try await body(process)
+        }
+    }
+
+    func log() -> String {
+        (try? String(contentsOfFile: directory + "/glassd.log", encoding: .utf8)) ?? ""
+    }
+
+    /// busctl on this world's bus.
+    func busctl(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand("busctl", ["--address=\(busAddress)"] + arguments)
+    }
+
+    /// `busctl call` on glassd's manager object.
+    func callManager(_ member: String, _ signature: String = "", _ arguments: [String] = []) async throws
+        -> CommandResult
+    {
+        let typed = signature.isEmpty ? [] : [signature] + arguments
+        return try await busctl(
+            ["--json=short", "call", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, member] + typed)
+    }
+
+    /// glassctl on this world's bus.
+    func glassctl(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand(
+            Paths.glassctl, [arguments[0], "--bus", "session"] + arguments.dropFirst(),
+            environment: ["DBUS_SESSION_BUS_ADDRESS": busAddress])
+    }
+
+    /// A D-Bus connection of the test's own, for signals and precise timing.
+    func connect() async throws -> BusConnection {
+        try await BusConnection.open(.address(busAddress))
+    }
+
+    /// The chat requests the fake server received, in order.
+    func serverRequests() async throws -> [[String: Any]] {
+        let url = serverURL.replacingOccurrences(of: "/v1", with: "") + "/_requests"
+        let result = try await runCommand(
+            "python3", ["-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())", url])
+        let data = Data(result.stdout.utf8)
+        return (try JSONSerialization.jsonObject(with: data) as? [[String: Any]]) ?? []
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The string a `busctl --json=short call` replied with.
+func busctlString(_ result: CommandResult) -> String? {
+    guard let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+        let data = object["data"] as? [Any]
+    else { return nil }
+    return data.first as? String
+}
