@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+import Testing
+
+@Suite("Typed errors", .serialized)
+struct ErrorTests {
+    /// What glassctl reports for one question: its exit status and the error name it printed.
+    private func failure(_ world: World, _ question: String) async throws -> (Int32, String) {
+        let result = try await world.glassctl(["query", question])
+        let name = result.stderr.split(separator: "(").last.map { String($0.dropLast(2)) } ?? ""
+        return (result.status, name)
+    }
+
+    @Test("each upstream failure has its own error name, a one-line message and a QueryFailed signal")
+    func upstreamErrors() async throws {
+        try await World.with { world in
+            try await world.withGlassd { _ in
+                let bus = try await world.connect()
+                let failures = try await bus.signals(SignalMatch(member: GlassdBus.Signal.queryFailed))
+                let cases: [(String, String)] = [
+                    ("[401] who", GlassdErrorName.unauthorized),
+                    ("[403] who", GlassdErrorName.unauthorized),
+                    ("[429] busy", GlassdErrorName.rateLimited),
+                    ("[500] broken", GlassdErrorName.upstreamFailed),
+                    ("[midstream] half", GlassdErrorName.upstreamFailed),
+                    ("[malformed] junk", GlassdErrorName.upstreamFailed),
+                ]
+                for (question, expected) in cases {
+                    let result = try await world.glassctl(["query", question])
+                    #expect(result.status == 1, "\(question)")
+                    #expect(result.stderr.hasSuffix("(\(expected))\n"), "\(question): \(result.stderr)")
+                    #expect(result.stderr.split(separator: "\n").count == 1)
+                }
+                var names: [String] = []
+                for await signal in failures {
+                    names.append(signal.arguments[1].string ?? "")
+                    if names.count == cases.count { break }
+                }
+                #expect(names == cases.map(\.1))
+                await bus.close()
+            }
+        }
+    }
+
+    @Test("429 with Retry-After and a 500 are retried and then succeed")
+    func retriesRecover() async throws {
+        try await World.with { world in
+            try await world.withGlassd { _ in
+                let clock = ContinuousClock()
+                let start = clock.now
+                let limited = try await world.callManager("Query", "s", ["[429once] again"])
+                #expect(busctlString(limited) == "echo: [429once] again")
+                // Retry-After: 1 was honoured.
+                #expect(clock.now - start >= .seconds(1))
+                let failed = try await world.callManager("Query", "s", ["[500once] again"])
+                #expect(busctlString(failed) == "echo: [500once] again")
+                let requests = try await world.serverRequests()
+                #expect(requests.count == 4)
+            }
+        }
+    }
+
+    @Test("429 and 500 for ever give up after a bounded number of attempts")
+    func retriesAreBounded() async throws {
+        try await World.with { world in
+            try await world.withGlassd { _ in
+                _ = try await world.glassctl(["query", "[500] still"])
+                let requests = try await world.serverRequests()
+                #expect(requests.count == 4)
+            }
+        }
+    }
+
+    @Test("a stalled stream ends in Timeout within timeout_seconds")
+    func stallTimesOut() async throws {
+        try await World.with { world in
+            let config = try world.writeConfig(timeoutSeconds: 2)
+            try await world.withGlassd(config: config) { _ in
+                let clock = ContinuousClock()
+                let start = clock.now
+                let (status, name) = try await failure(world, "[stall] hello")
+                #expect(status == 1)
+                #expect(name == GlassdErrorName.timeout)
+                #expect(clock.now - start < .seconds(8))
+            }
+        }
+    }
+
+    @Test("no base_url gives NotConfigured; an unreachable server gives UpstreamFailed")
+    func configurationErrors() async throws {
+        try await World.with { world in
+            let unconfigured = try world.writeConfig(baseURL: .some(nil))
+            try await world.withGlassd(config: unconfigured) { _ in
+                let (_, name) = try await failure(world, "anyone there")
+                #expect(name == GlassdErrorName.notConfigured)
+                let backend = try await world.busctl(["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "Backend"])
+                #expect(backend.stdout == "s \"\"\n")
+            }
+            let unreachable = try world.writeConfig(baseURL: "http://127.0.0.1:9/v1", timeoutSeconds: 5)
+            try await world.withGlassd(config: unreachable) { _ in
+                let (_, name) = try await failure(world, "anyone there")
+                #expect(name == GlassdErrorName.upstreamFailed)
+            }
+        }
+    }
+
+    @Test("empty and oversized questions are InvalidArgs and reach no server")
+    func invalidArguments() async throws {
+        try await World.with { world in
+            try await world.withGlassd { _ in
+                let bus = try await world.connect()
+                for text in ["", "   \n", String(repeating: "x", count: 16 * 1024 + 1)] {
+                    do {
+                        _ = try await bus.call(
+                            GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface,
+                            member: "Query", [.string(text)])
+                        Issue.record("Query(\(text.prefix(10))) should fail")
+                    } catch let error as BusError {
+                        #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs")
+                    }
+                }
+                // Exactly 16 KiB is still accepted.
+                let big = try await bus.call(
+                    GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface,
+                    member: "Query", [.string(String(repeating: "y", count: 16 * 1024))])
+                #expect(big.first?.string?.hasPrefix("echo: yyy") == true)
+                #expect(try await world.serverRequests().count == 1)
+                await bus.close()
+            }
+        }
+    }
+
+    @Test("the API key reaches the server but never the logs, D-Bus or error text")
+    func secretStaysSecret() async throws {
+        try await World.with { world in
+            let secret = "sk-test-VERYSECRET-0123456789"
+            try await world.withGlassd(environment: ["GLASSD_API_KEY": secret]) { glassd in
+                _ = try await world.callManager("Query", "s", ["hi"])
+                let failed = try await world.glassctl(["query", "[401] hi"])
+                let status = try await world.glassctl(["status", "--json"])
+                let requests = try await world.serverRequests()
+                let headers = requests.first?["headers"] as? [String: String]
+                #expect(headers?["authorization"] == "Bearer \(secret)")
+                #expect(!failed.stderr.contains("VERYSECRET"))
+                #expect(!status.stdout.contains("VERYSECRET"))
+                let cmdline = (try? String(contentsOfFile: "/proc/\(glassd.pid)/cmdline", encoding: .utf8)) ?? ""
+                #expect(!cmdline.contains("VERYSECRET"))
+            }
+            #expect(!world.log().contains("VERYSECRET"))
+            #expect(world.log().contains("GLASSD_API_KEY"))  // the source is logged, not the key
+        }
+    }
+}
