@@ -1,1 +1,85 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+import Testing
+
+@Suite("SSE parser")
+struct SSEParserTests {
+    private func parse(_ chunks: [String]) -> [SSEParser.Event] {
+        var parser = SSEParser()
+        var events = chunks.flatMap { parser.feed(Array($0.utf8)) }
+        if let last = parser.finish() { events.append(last) }
+        return events
+    }
+
+    @Test("events split at every byte boundary parse the same")
+    func splitAnywhere() {
+        let stream = "data: {\"a\":1}\n\n: ping\n\ndata: second\n\ndata: [DONE]\n\n"
+        let whole = parse([stream])
+        #expect(whole.map(\.data) == ["{\"a\":1}", "second", "[DONE]"])
+        let bytes = Array(stream)
+        for cut in 1..<bytes.count {
+            #expect(parse([String(bytes[..<cut]), String(bytes[cut...])]) == whole, "cut at \(cut)")
+        }
+        #expect(parse(bytes.map { String($0) }) == whole)
+    }
+
+    @Test("CRLF and CR line endings, even with CR and LF in different reads")
+    func lineEndings() {
+        #expect(parse(["data: a\r\n\r\ndata: b\r\r"]).map(\.data) == ["a", "b"])
+        #expect(parse(["data: a\r", "\n\r", "\ndata: b\r\n\r\n"]).map(\.data) == ["a", "b"])
+    }
+
+    @Test("comments and unknown fields are ignored; data lines join with newlines; event names kept")
+    func fields() {
+        let events = parse([": comment\nid: 7\nretry: 100\nevent: error\ndata: one\ndata:two\nunknown: x\n\n"])
+        #expect(events == [SSEParser.Event(event: "error", data: "one\ntwo")])
+        #expect(parse([":\n\n:\n\n"]).isEmpty)
+    }
+
+    @Test("an unterminated last event still counts at end of stream")
+    func unterminated() {
+        #expect(parse(["data: tail"]).map(\.data) == ["tail"])
+    }
+
+    @Test("garbage does not crash and long lines stay bounded")
+    func garbage() {
+        var parser = SSEParser(maxLine: 16)
+        let junk: [UInt8] = [0xFF, 0xFE, 0x00, 0x0A, 0x0A] + Array(repeating: 0x41, count: 1000) + [0x0A, 0x0A]
+        _ = parser.feed(junk)
+        let events = parser.feed(Array("data: ok\n\n".utf8))
+        #expect(events.map(\.data) == ["ok"])
+    }
+}
+
+@Suite("Chat stream decoding")
+struct ChatStreamDecoderTests {
+    @Test("content deltas, role-only deltas, empty choices, [DONE]")
+    func pieces() throws {
+        #expect(try ChatStreamDecoder.decode(event: #"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#) == .text("Hi"))
+        #expect(try ChatStreamDecoder.decode(event: #"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#) == .nothing)
+        #expect(try ChatStreamDecoder.decode(event: #"{"choices":[],"usage":{"total_tokens":3}}"#) == .nothing)
+        #expect(try ChatStreamDecoder.decode(event: " [DONE]") == .done)
+    }
+
+    @Test("errors mid-stream in each shape servers use")
+    func errors() {
+        #expect(throws: ChatStreamDecoder.DecodeError.upstream("overloaded")) {
+            try ChatStreamDecoder.decode(event: #"{"error":{"message":"overloaded","type":"server_error"}}"#)
+        }
+        #expect(throws: ChatStreamDecoder.DecodeError.upstream("boom")) {
+            try ChatStreamDecoder.decode(event: #"{"error":"boom"}"#)
+        }
+        #expect(throws: ChatStreamDecoder.DecodeError.upstream("old vllm")) {
+            try ChatStreamDecoder.decode(event: #"{"object":"error","message":"old vllm","code":400}"#)
+        }
+        #expect(throws: ChatStreamDecoder.DecodeError.malformed) { try ChatStreamDecoder.decode(event: "{not json") }
+        #expect(throws: ChatStreamDecoder.DecodeError.malformed) { try ChatStreamDecoder.decode(event: "[1,2]") }
+    }
+
+    @Test("a whole chat.completion body")
+    func completion() throws {
+        let body = Array(#"{"choices":[{"message":{"role":"assistant","content":"Whole"}}]}"#.utf8)
+        #expect(try ChatStreamDecoder.decode(completion: body) == "Whole")
+        #expect(ChatStreamDecoder.errorType(body: Array(#"{"error":{"type":"insufficient_quota"}}"#.utf8)) == "insufficient_quota")
+    }
+}
