@@ -32,6 +32,7 @@ public enum ChatStreamDecoder {
                 text += content
             }
         }
+        text = sanitized(text)
         return text.isEmpty ? .nothing : .text(text)
     }
 
@@ -42,7 +43,12 @@ public enum ChatStreamDecoder {
         guard let choices = object["choices"] as? [[String: Any]],
             let message = choices.first?["message"] as? [String: Any]
         else { throw .malformed }
-        return message["content"] as? String ?? ""
+        return sanitized(message["content"] as? String ?? "")
+    }
+
+    /// NUL cannot travel in a D-Bus string nor survive SQLite's C API: drop it from upstream text.
+    static func sanitized(_ text: String) -> String {
+        text.contains("\u{0}") ? text.replacingOccurrences(of: "\u{0}", with: "") : text
     }
 
     /// The human message of an error body, whatever its shape; nil if it is not one.

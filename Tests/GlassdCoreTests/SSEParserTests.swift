@@ -59,6 +59,7 @@ struct ChatStreamDecoderTests {
         #expect(try ChatStreamDecoder.decode(event: #"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#) == .nothing)
         #expect(try ChatStreamDecoder.decode(event: #"{"choices":[],"usage":{"total_tokens":3}}"#) == .nothing)
         #expect(try ChatStreamDecoder.decode(event: " [DONE]") == .done)
+        #expect(try ChatStreamDecoder.decode(event: #"{"choices":[{"delta":{"content":"a\u0000b"}}]}"#) == .text("ab"))
     }
 
     @Test("errors mid-stream in each shape servers use")

@@ -1,1 +1,86 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+import GlassdDaemon
+import Testing
+
+@Suite("Configuration")
+struct ConfigTests {
+    @Test("a full file")
+    func full() throws {
+        let config = try Config.parse(
+            """
+            # comment
+            [assistant]
+            base_url = "http://localhost:11434/v1"
+            chat_model = "llama3"
+            transcription_model = "whisper-large"
+            timeout_seconds = 90
+            history_budget = 1200
+            api_key_file = "/etc/glassd/api-key"
+
+            [bluetooth]
+            adapter = "hci1"
+            """)
+        #expect(config.baseURL == "http://localhost:11434/v1")
+        #expect(config.chatModel == "llama3")
+        #expect(config.transcriptionModel == "whisper-large")
+        #expect(config.timeoutSeconds == 90)
+        #expect(config.historyBudget == 1200)
+        #expect(config.apiKeyFile == "/etc/glassd/api-key")
+        #expect(config.adapter == "hci1")
+    }
+
+    @Test("defaults for what is left out")
+    func defaults() throws {
+        let config = try Config.parse("")
+        #expect(config == Config())
+        #expect(config.baseURL == nil)
+        #expect(config.timeoutSeconds == 60)
+    }
+
+    @Test(
+        "bad values are refused with the file, section and key named",
+        arguments: [
+            ("[assistant]\ntimeout_seconds = \"soon\"", "[assistant] timeout_seconds"),
+            ("[assistant]\ntimeout_seconds = 0", "[assistant] timeout_seconds"),
+            ("[assistant]\nbase_url = 5", "[assistant] base_url must be a string"),
+            ("[assistant]\nbase_url = \"file:///etc/passwd\"", "base_url must be an http(s) URL"),
+            ("[assistant]\nhistory_budget = -1", "[assistant] history_budget"),
+            ("assistant = 3", "[assistant] must be a table"),
+            ("[assistant\nbase_url = 1", "line 1"),
+        ])
+    func badValues(text: String, expected: String) {
+        do {
+            _ = try Config.parse(text, file: "test.conf")
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix("test.conf: "))
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+
+    @Test("the default file may be missing; a named one may not")
+    func missingFiles() throws {
+        #expect(throws: Config.Error.self) { try Config.load(path: "/nonexistent/glassd.conf") }
+        let dir = NSTemporaryDirectory() + "glassd-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "[assistant]\nchat_model = \"x\"\n".write(toFile: dir + "/g.conf", atomically: true, encoding: .utf8)
+        #expect(try Config.load(path: dir + "/g.conf").chatModel == "x")
+    }
+
+    @Test("the API key: credential first, then api_key_file, then GLASSD_API_KEY; whitespace trimmed")
+    func apiKeyOrder() throws {
+        let dir = NSTemporaryDirectory() + "glassd-key-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "cred-key\n".write(toFile: dir + "/api-key", atomically: true, encoding: .utf8)
+        try "  file-key \n".write(toFile: dir + "/file-key", atomically: true, encoding: .utf8)
+        var config = Config()
+        config.apiKeyFile = dir + "/file-key"
+        let env = ["CREDENTIALS_DIRECTORY": dir, "GLASSD_API_KEY": "env-key"]
+        #expect(APIKey.load(config: config, environment: env)?.key == "cred-key")
+        #expect(APIKey.load(config: config, environment: ["GLASSD_API_KEY": "env-key"])?.key == "file-key")
+        #expect(APIKey.load(config: Config(), environment: ["GLASSD_API_KEY": "env-key"])?.source == .environment)
+        #expect(APIKey.load(config: Config(), environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"]) == nil)
+        #expect(APIKey.load(config: Config(), environment: ["GLASSD_API_KEY": "  "]) == nil)
+    }
+}
