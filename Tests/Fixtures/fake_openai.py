@@ -240,6 +240,9 @@ class SSEWriter:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-openai/1.0"
+    # Real servers send small SSE writes at once; with Nagle on, a kept-alive connection
+    # waits out the client's delayed ACK (~40 ms) between writes.
+    disable_nagle_algorithm = True
 
     @property
     def state(self):
