@@ -36,6 +36,16 @@ struct StateTests {
         }
     }
 
+    @Test("with a watchdog configured, glassd pings it while the core answers")
+    func watchdog() async throws {
+        try await World.with { world in
+            try await world.withGlassd(environment: ["WATCHDOG_USEC": "400000"]) { glassd in
+                #expect(await glassd.notify.wait(for: "WATCHDOG=1"))
+                #expect(await glassd.notify.wait(for: "WATCHDOG=1"))
+            }
+        }
+    }
+
     @Test("Mode writes emit PropertiesChanged; bad values are InvalidArgs; translator prompt is used")
     func modeProperty() async throws {
         try await World.with { world in

@@ -59,7 +59,7 @@ struct World: Sendable {
 
     /// Runs glassd on this world's bus until `body` ends; waits for READY=1 first.
     func withGlassd<R: Sendable>(
-        config: String? = nil, environment: [String: String] = [:], _ body: (Background) async throws -> R
+        config: String? = nil, environment: [String: String] = [:], _ body: (Glassd) async throws -> R
     ) async throws -> R {
         let configPath = try config ?? writeConfig()
         let notify = try NotifySocket(path: directory + "/notify-\(UUID().uuidString.prefix(6))")
@@ -74,7 +74,7 @@ struct World: Sendable {
             guard await notify.wait(for: "READY=1") else {
                 throw TestFailure("glassd never became ready; log:\n" + log())
             }
-            return try await body(process)
+            return try await body(Glassd(process: process, notify: notify))
         }
     }
 
@@ -116,6 +116,14 @@ struct World: Sendable {
         let data = Data(result.stdout.utf8)
         return (try JSONSerialization.jsonObject(with: data) as? [[String: Any]]) ?? []
     }
+}
+
+/// A running glassd and the notify socket it reports to.
+struct Glassd {
+    let process: Background
+    let notify: NotifySocket
+    var pid: Int32 { process.pid }
+    func kill9() { process.kill9() }
 }
 
 struct TestFailure: Error, CustomStringConvertible {
