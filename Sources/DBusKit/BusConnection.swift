@@ -177,11 +177,11 @@ public actor BusConnection {
         }
     }
 
-    /// Removes an exported interface; with `announce`, emits InterfacesRemoved first.
+    /// Removes an exported interface (its slot goes with it); with `announce`, emits InterfacesRemoved first.
     public func unexport(interface: String, at path: String, announce: Bool = false) {
-        guard let bus, let object = objects.removeValue(forKey: path + "\0" + interface) else { return }
+        guard let bus, objects[path + "\0" + interface] != nil else { return }
         if announce { _ = try? withStrv([interface]) { strv in sd_bus_emit_interfaces_removed_strv(bus, path, strv) } }
-        _ = object
+        objects.removeValue(forKey: path + "\0" + interface)
     }
 
     /// Sets a property's value and, if it changed and the property emits changes, sends PropertiesChanged.

@@ -30,19 +30,9 @@ struct DeploymentFileTests {
     @Test("a system bus loads the glassd policy")
     func busPolicyParses() async throws {
         let dir = try Paths.temporaryDirectory()
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>system</type>
-          <listen>unix:path=\(dir)/system.socket</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default"><allow user="*"/></policy>
-          <include>\(Paths.root)/dbus/org.glassd.conf</include>
-        </busconfig>
-        """.write(toFile: dir + "/system.conf", atomically: true, encoding: .utf8)
+        let config = try writeBusConfig(in: dir, type: "system", include: Paths.root + "/dbus/org.glassd.conf")
         let address = try await withBackground(
-            "/usr/bin/dbus-daemon", ["--config-file=\(dir)/system.conf", "--nofork", "--print-address=1"],
+            "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
             log: dir + "/dbus.log", firstLine: true
         ) { _, address in address }
         #expect(address.hasPrefix("unix:path=\(dir)/system.socket"))

@@ -13,21 +13,7 @@ struct World: Sendable {
     /// Sets the world up for the duration of `body`.
     static func with<R: Sendable>(_ body: (World) async throws -> R) async throws -> R {
         let directory = try Paths.temporaryDirectory()
-        let busConfig = directory + "/bus.conf"
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:path=\(directory)/bus.socket</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """.write(toFile: busConfig, atomically: true, encoding: .utf8)
+        let busConfig = try writeBusConfig(in: directory, type: "session")
         return try await withBackground(
             "/usr/bin/dbus-daemon", ["--config-file=\(busConfig)", "--nofork", "--print-address=1"],
             log: directory + "/dbus.log", firstLine: true
@@ -124,6 +110,28 @@ struct Glassd {
     let notify: NotifySocket
     var pid: Int32 { process.pid }
     func kill9() { process.kill9() }
+}
+
+/// A dbus-daemon configuration of the given type listening in `directory`; anything goes
+/// unless `include` adds a policy file. Returns its path.
+func writeBusConfig(in directory: String, type: String, include: String? = nil) throws -> String {
+    let path = directory + "/\(type).conf"
+    try """
+    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+    <busconfig>
+      <type>\(type)</type>
+      <listen>unix:path=\(directory)/\(type).socket</listen>
+      <auth>EXTERNAL</auth>
+      <policy context="default">
+        <allow send_destination="*" eavesdrop="true"/>
+        <allow eavesdrop="true"/>
+        <allow own="*"/>
+      </policy>
+      \(include.map { "<include>\($0)</include>" } ?? "")
+    </busconfig>
+    """.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
 }
 
 struct TestFailure: Error, CustomStringConvertible {
