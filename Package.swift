@@ -36,6 +36,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
+        .target(name: "Bluetooth", dependencies: ["DBusKit", "GlassdCore"], swiftSettings: strict),
         .target(name: "HTTPKit", dependencies: ["CCurl", "GlassdCore"], swiftSettings: strict),
         .target(
             name: "Storage",
@@ -44,7 +45,7 @@ let package = Package(
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd",
+                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

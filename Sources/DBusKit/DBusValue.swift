@@ -111,6 +111,24 @@ extension DBusValue {
         return out
     }
 
+    /// The bytes of an `ay`.
+    public var bytes: [UInt8]? {
+        switch self {
+        case .array("y", let items):
+            items.map { item -> UInt8 in
+                if case .byte(let b) = item { return b }
+                return 0
+            }
+        case .variant(let inner): inner.bytes
+        default: nil
+        }
+    }
+
+    /// An `ay`.
+    public static func bytes(_ bytes: [UInt8]) -> DBusValue {
+        .array(element: "y", bytes.map(DBusValue.byte))
+    }
+
     /// Builds an `a{sv}` dictionary.
     public static func vardict(_ entries: [String: DBusValue]) -> DBusValue {
         .dict(key: "s", value: "v", entries.sorted { $0.key < $1.key }.map { DictEntry(.string($0.key), .variant($0.value)) })

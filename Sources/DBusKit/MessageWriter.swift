@@ -28,10 +28,7 @@ enum MessageWriter {
         case .array(let element, let items):
             if element == "y" {
                 // Byte arrays go in one copy: BLE payloads and the like.
-                let bytes: [UInt8] = items.map { item -> UInt8 in
-                    if case .byte(let b) = item { return b }
-                    return 0
-                }
+                let bytes = value.bytes ?? []
                 r = bytes.withUnsafeBytes { sd_bus_message_append_array(m, type("y"), $0.baseAddress, $0.count) }
             } else {
                 try container(m, "a", element) { () throws(BusError) in

@@ -7,6 +7,14 @@ public enum GlassdBus {
     public static let managerPath = "/org/glassd"
     public static let managerInterface = "org.glassd.Manager1"
 
+    public static let deviceInterface = "org.glassd.Device1"
+    public static let devicesPath = "/org/glassd/devices"
+
+    /// The object path of the device with this address ("AA:BB:..." → ".../AA_BB_...").
+    public static func devicePath(address: String) -> String {
+        devicesPath + "/" + address.split(separator: ":").joined(separator: "_")
+    }
+
     public enum Signal {
         public static let answerDelta = "AnswerDelta"
         public static let answered = "Answered"
@@ -17,6 +25,18 @@ public enum GlassdBus {
         public static let version = "Version"
         public static let mode = "Mode"
         public static let backend = "Backend"
+        public static let pairedDevice = "PairedDevice"
+        public static let state = "State"
+    }
+
+    public enum DeviceProperty {
+        public static let address = "Address"
+        public static let name = "Name"
+        public static let rssi = "RSSI"
+        public static let connected = "Connected"
+        public static let state = "State"
+        public static let reconnectCount = "ReconnectCount"
+        public static let lastSeen = "LastSeen"
     }
 }
 
@@ -28,6 +48,11 @@ public enum GlassdErrorName {
     public static let upstreamFailed = "org.glassd.Error.UpstreamFailed"
     public static let timeout = "org.glassd.Error.Timeout"
     public static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+    public static let noAdapter = "org.glassd.Error.NoAdapter"
+    public static let notFound = "org.glassd.Error.NotFound"
+    public static let alreadyPaired = "org.glassd.Error.AlreadyPaired"
+    public static let busy = "org.glassd.Error.Busy"
+    public static let notPaired = "org.glassd.Error.NotPaired"
 }
 
 /// A query's id: the caller's unique bus name and the serial of its Query call, so a client can

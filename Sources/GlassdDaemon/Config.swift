@@ -14,6 +14,10 @@ public struct Config: Sendable, Equatable {
     public var historyBudget = 8000
     public var apiKeyFile: String?
     public var adapter: String?
+    /// Seconds Pair("") scans for the strongest Monocle.
+    public var scanTimeout = 10
+    /// The cap of the reconnect backoff, in seconds.
+    public var reconnectMaxSeconds = 60
 
     public init() {}
 
@@ -59,6 +63,9 @@ public struct Config: Sendable, Equatable {
             try reader.int(assistant, "assistant", "history_budget", in: 0...1_000_000) ?? config.historyBudget
         config.apiKeyFile = try reader.string(assistant, "assistant", "api_key_file")
         config.adapter = try reader.string(bluetooth, "bluetooth", "adapter")
+        config.scanTimeout = try reader.int(bluetooth, "bluetooth", "scan_timeout", in: 1...300) ?? config.scanTimeout
+        config.reconnectMaxSeconds =
+            try reader.int(bluetooth, "bluetooth", "reconnect_max_seconds", in: 1...3600) ?? config.reconnectMaxSeconds
         return config
     }
 

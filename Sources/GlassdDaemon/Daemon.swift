@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Bluetooth
 import CSystemd
 import DBusKit
 import Foundation
@@ -51,9 +52,10 @@ public enum Daemon {
         let assistant = Assistant(client: client, store: store, historyBudget: config.historyBudget)
 
         let connection = try await BusConnection.open(options.bus)
+        let link = await linkInterface(config: config, database: database, connection: connection, logger: logger)
         let manager = ManagerInterface(
             connection: connection, assistant: assistant, store: store, mode: ModeSetting(.assistant),
-            backendDescription: client?.config.publicDescription ?? "", logger: logger)
+            backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
@@ -67,13 +69,36 @@ public enum Daemon {
             ])
         _ = sd_notify(0, "READY=1\nSTATUS=Answering on \(GlassdBus.name)")
 
+        var services: [any Service] = [
+            BusService(connection: connection, logger: logger),
+            WatchdogService(connection: connection, database: database),
+        ]
+        if let link { services.append(LinkService(bluez: link.bluez, supervisor: link.supervisor, interface: link)) }
         let group = ServiceGroup(
-            services: [
-                BusService(connection: connection, logger: logger),
-                WatchdogService(connection: connection, database: database),
-            ],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
+    }
+
+    /// The glasses link, over BlueZ on the system bus (its own connection and thread); nil when
+    /// there is no system bus, and then the link methods answer NoAdapter.
+    static func linkInterface(
+        config: Config, database: GlassdDatabase, connection: BusConnection, logger: Logger
+    ) async -> LinkInterface? {
+        let system: BusConnection
+        do {
+            system = try await BusConnection.open(.system, threadName: "sd-bus-bluez")
+        } catch {
+            logger.warning("no system bus, so no Bluetooth: \(error)")
+            return nil
+        }
+        let bluez = BlueZClient(bus: system, logger: logger)
+        let settings = LinkSettings(
+            adapter: config.adapter, scanTimeout: .seconds(config.scanTimeout),
+            backoff: ReconnectBackoff(maximum: .seconds(config.reconnectMaxSeconds)))
+        let supervisor = LinkSupervisor(
+            client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
+        return LinkInterface(connection: connection, supervisor: supervisor, bluez: bluez, logger: logger)
     }
 
     /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.

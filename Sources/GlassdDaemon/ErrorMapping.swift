@@ -18,4 +18,18 @@ enum ErrorMapping {
             }
         return BusError(name: name, message: error.message)
     }
+
+    static func busError(_ error: LinkError) -> BusError {
+        let name =
+            switch error {
+            case .invalidAddress: GlassdErrorName.invalidArgs
+            case .noAdapter: GlassdErrorName.noAdapter
+            case .notFound: GlassdErrorName.notFound
+            case .alreadyPaired: GlassdErrorName.alreadyPaired
+            case .busy: GlassdErrorName.busy
+            case .notPaired: GlassdErrorName.notPaired
+            case .failed: "org.freedesktop.DBus.Error.Failed"
+            }
+        return BusError(name: name, message: error.message)
+    }
 }

@@ -15,6 +15,8 @@ struct ManagerInterface {
     let mode: ModeSetting
     let backendDescription: String
     let logger: Logger
+    /// The glasses link's members (Pair, Unpair, Scan, PairedDevice, State).
+    let link: LinkInterface?
 
     var spec: InterfaceSpec {
         InterfaceSpec(
@@ -23,7 +25,7 @@ struct ManagerInterface {
                 .init("Query", input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
                 .init("History", input: [("limit", "u")], output: [("messages", "a(xsss)")]) { try await history($0) },
                 .init("ClearHistory") { _ in try await clearHistory() },
-            ],
+            ] + (link?.methods ?? unavailableLinkMethods),
             properties: [
                 .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
                 .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, logger] value in
@@ -35,12 +37,24 @@ struct ManagerInterface {
                     logger.info("mode changed", metadata: ["mode": "\(newMode.rawValue)"])
                 },
                 .init(GlassdBus.Property.backend, .string(backendDescription), change: .constant),
-            ],
+            ] + (link?.properties ?? LinkInterface.unavailableProperties),
             signals: [
                 .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),
                 .init(GlassdBus.Signal.answered, [("query_id", "s"), ("question", "s"), ("answer", "s")]),
                 .init(GlassdBus.Signal.queryFailed, [("query_id", "s"), ("error_name", "s"), ("message", "s")]),
             ])
+    }
+
+    /// Without a system bus there is no BlueZ: the link methods say so.
+    private var unavailableLinkMethods: [InterfaceSpec.Method] {
+        let noBluetooth: @Sendable (MethodCall) async throws -> [DBusValue] = { _ in
+            throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
+        }
+        return [
+            .init("Pair", input: [("address", "s")], output: [("device", "o")], handler: noBluetooth),
+            .init("Unpair", handler: noBluetooth),
+            .init("Scan", input: [("seconds", "u")], output: [("devices", "a(ssn)")], handler: noBluetooth),
+        ]
     }
 
     private func emit(_ signal: String, _ arguments: [DBusValue]) async {

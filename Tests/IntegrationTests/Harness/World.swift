@@ -51,6 +51,8 @@ struct World: Sendable {
         let notify = try NotifySocket(path: directory + "/notify-\(UUID().uuidString.prefix(6))")
         var env = environment
         env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        // BlueZ, real or fake, is looked for on this same private bus.
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = busAddress
         env["NOTIFY_SOCKET"] = notify.path
         return try await withBackground(
             Paths.glassd,

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Logging
+
+/// org.bluez on the system bus: a mirror of its objects (`state`) and calls into it.
+public final class BlueZClient: Sendable {
+    public let bus: BusConnection
+    public let state = BlueZState()
+    let logger: Logger
+
+    public init(bus: BusConnection, logger: Logger) {
+        self.bus = bus
+        self.logger = logger
+    }
+
+    private enum Event: Sendable {
+        case signal(BusSignal)
+        case owner(String)
+    }
+
+    /// Keeps `state` in step with org.bluez until cancelled, across bluetoothd restarts.
+    public func run() async throws {
+        let (events, sink) = AsyncStream.makeStream(of: Event.self)
+        let fromBlueZ = try await bus.signals(SignalMatch(sender: BlueZ.service))
+        let owners = try await bus.signals(
+            SignalMatch(
+                sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged"))
+        // One consumer applies everything in order, so a snapshot and the signals after it converge.
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                for await signal in fromBlueZ { sink.yield(.signal(signal)) }
+            }
+            group.addTask {
+                for await signal in owners where signal.arguments.first?.string == BlueZ.service {
+                    sink.yield(.owner(signal.arguments.last?.string ?? ""))
+                }
+            }
+            await refresh()
+            for await event in events {
+                switch event {
+                case .signal(let signal): apply(signal)
+                case .owner(let owner):
+                    if owner.isEmpty {
+                        logger.notice("bluetoothd left the bus")
+                        state.reset([:], present: false)
+                    } else {
+                        logger.notice("bluetoothd is on the bus")
+                        await refresh()
+                    }
+                }
+            }
+        }
+    }
+
+    private func refresh() async {
+        do {
+            let reply = try await bus.call(BlueZ.service, path: "/", interface: BlueZ.objectManager, member: "GetManagedObjects")
+            var objects: BlueZObjects = [:]
+            for (path, interfaces) in Self.objectsByPath(reply.first) { objects[path] = interfaces }
+            state.reset(objects, present: true)
+        } catch {
+            logger.debug("org.bluez not available: \(error)")
+            state.reset([:], present: false)
+        }
+    }
+
+    private func apply(_ signal: BusSignal) {
+        switch (signal.interface, signal.member) {
+        case (BlueZ.objectManager, "InterfacesAdded"):
+            guard let path = signal.arguments.first?.string, signal.arguments.count == 2 else { return }
+            state.interfacesAdded(path, Self.interfaces(signal.arguments[1]))
+        case (BlueZ.objectManager, "InterfacesRemoved"):
+            guard let path = signal.arguments.first?.string, signal.arguments.count == 2 else { return }
+            state.interfacesRemoved(path, signal.arguments[1].elements?.compactMap(\.string) ?? [])
+        case (BlueZ.properties, "PropertiesChanged"):
+            guard signal.arguments.count == 3, let interface = signal.arguments[0].string else { return }
+            state.propertiesChanged(
+                signal.path, interface, signal.arguments[1].stringKeyed ?? [:],
+                signal.arguments[2].elements?.compactMap(\.string) ?? [])
+        default: break
+        }
+    }
+
+    /// a{oa{sa{sv}}} → path → interface → properties.
+    static func objectsByPath(_ value: DBusValue?) -> [(String, [String: [String: DBusValue]])] {
+        guard case .dict(_, _, let entries)? = value else { return [] }
+        return entries.compactMap { entry in
+            guard let path = entry.key.string else { return nil }
+            return (path, interfaces(entry.value))
+        }
+    }
+
+    /// a{sa{sv}} → interface → properties (variants unwrapped).
+    static func interfaces(_ value: DBusValue) -> [String: [String: DBusValue]] {
+        var out: [String: [String: DBusValue]] = [:]
+        for (name, properties) in value.stringKeyed ?? [:] {
+            out[name] = (properties.stringKeyed ?? [:]).mapValues(\.unwrapped)
+        }
+        return out
+    }
+
+    /// Calls a BlueZ method.
+    @discardableResult
+    func call(
+        _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
+        timeoutSeconds: Double = 25
+    ) async throws -> [DBusValue] {
+        try await bus.call(
+            BlueZ.service, path: path, interface: interface, member: member, arguments, timeoutSeconds: timeoutSeconds)
+    }
+
+    func setProperty(_ path: String, _ interface: String, _ name: String, _ value: DBusValue) async throws {
+        try await call(path, BlueZ.properties, "Set", [.string(interface), .string(name), .variant(value)])
+    }
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Synchronization
+
+/// A mirror of org.bluez's objects, kept current from its signals, that tasks can wait on:
+/// "until the device is connected", "until its services are resolved". No polling: each change
+/// re-checks the waiters.
+public final class BlueZState: Sendable {
+    public struct Snapshot: Sendable {
+        public var objects: BlueZObjects = [:]
+        /// Whether org.bluez is on the bus.
+        public var present = false
+
+        public func properties(_ path: String, _ interface: String) -> [String: DBusValue]? {
+            objects[path]?[interface]
+        }
+    }
+
+    public struct TimedOut: Error {}
+
+    private struct Waiter {
+        let check: @Sendable (Snapshot) -> Bool
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct Inner {
+        var snapshot = Snapshot()
+        var waiters: [UInt64: Waiter] = [:]
+        var cancelled: Set<UInt64> = []
+        var nextID: UInt64 = 0
+        var valueListeners: [String: AsyncStream<[UInt8]>.Continuation] = [:]
+        var changeListeners: [UInt64: AsyncStream<Void>.Continuation] = [:]
+    }
+
+    private let inner = Mutex(Inner())
+
+    public init() {}
+
+    public var snapshot: Snapshot { inner.withLock { $0.snapshot } }
+
+    // MARK: Updates
+
+    func reset(_ objects: BlueZObjects, present: Bool) {
+        update { $0.objects = objects; $0.present = present }
+    }
+
+    func interfacesAdded(_ path: String, _ interfaces: [String: [String: DBusValue]]) {
+        update { snapshot in
+            for (name, properties) in interfaces { snapshot.objects[path, default: [:]][name] = properties }
+        }
+    }
+
+    func interfacesRemoved(_ path: String, _ names: [String]) {
+        update { snapshot in
+            for name in names { snapshot.objects[path]?.removeValue(forKey: name) }
+            if snapshot.objects[path]?.isEmpty == true { snapshot.objects.removeValue(forKey: path) }
+        }
+    }
+
+    func propertiesChanged(_ path: String, _ interface: String, _ changed: [String: DBusValue], _ invalidated: [String]) {
+        if interface == BlueZ.characteristic, let payload = changed["Value"]?.bytes {
+            // Notifications go to the link, not into the mirror.
+            _ = inner.withLock { $0.valueListeners[path] }?.yield(payload)
+            if changed.count == 1 { return }
+        }
+        update { snapshot in
+            guard snapshot.objects[path]?[interface] != nil else { return }
+            for (key, value) in changed where key != "Value" { snapshot.objects[path]?[interface]?[key] = value.unwrapped }
+            for key in invalidated { snapshot.objects[path]?[interface]?.removeValue(forKey: key) }
+        }
+    }
+
+    private func update(_ change: (inout Snapshot) -> Void) {
+        let (ready, listeners): ([Waiter], [AsyncStream<Void>.Continuation]) = inner.withLock { state in
+            change(&state.snapshot)
+            let snapshot = state.snapshot
+            let done = state.waiters.filter { $0.value.check(snapshot) }
+            for id in done.keys { state.waiters.removeValue(forKey: id) }
+            return (Array(done.values), Array(state.changeListeners.values))
+        }
+        for waiter in ready { waiter.continuation.resume() }
+        for listener in listeners { listener.yield() }
+    }
+
+    /// Ticks after changes (coalesced: a slow reader sees one tick for many changes).
+    public func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = inner.withLock { state in
+            defer { state.nextID += 1 }
+            state.changeListeners[state.nextID] = continuation
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.inner.withLock { $0.changeListeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Notifications
+
+    /// Value notifications of the characteristic at `path`, until `stopValues(path)`.
+    func values(of path: String) -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        let old = inner.withLock { state in
+            defer { state.valueListeners[path] = continuation }
+            return state.valueListeners[path]
+        }
+        old?.finish()
+        return stream
+    }
+
+    func stopValues(_ path: String) {
+        inner.withLock { $0.valueListeners.removeValue(forKey: path) }?.finish()
+    }
+
+    // MARK: Waiting
+
+    /// Returns once `condition` holds (at once if it already does); throws `TimedOut` after
+    /// `timeout`, or CancellationError.
+    public func wait(timeout: Duration? = nil, until condition: @escaping @Sendable (Snapshot) -> Bool) async throws {
+        if condition(snapshot) { return }
+        guard let timeout else { return try await waitForever(condition) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.waitForever(condition) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw TimedOut()
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    private func waitForever(_ condition: @escaping @Sendable (Snapshot) -> Bool) async throws {
+        let id = inner.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Result<Void, any Error>? = inner.withLock { state in
+                    if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
+                    if condition(state.snapshot) { return .success(()) }
+                    state.waiters[id] = Waiter(check: condition, continuation: continuation)
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            let waiter = inner.withLock { state in
+                let waiter = state.waiters.removeValue(forKey: id)
+                if waiter == nil { state.cancelled.insert(id) }
+                return waiter
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+}
+
+extension DBusValue {
+    /// The value inside any variants.
+    var unwrapped: DBusValue {
+        if case .variant(let inner) = self { return inner.unwrapped }
+        return self
+    }
+}

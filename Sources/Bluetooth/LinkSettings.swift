@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+
+/// How the link supervisor finds and keeps the glasses.
+public struct LinkSettings: Sendable {
+    /// "hci0"; nil: the first powered adapter.
+    public var adapter: String?
+    /// How long Pair("") and Pair(address) look for the glasses.
+    public var scanTimeout: Duration
+    /// How long to keep scanning after the first Monocle is seen, for stronger ones.
+    public var scanSettle: Duration
+    /// Connect and service resolution, each (the glasses may be rebooting).
+    public var connectTimeout: Duration
+    public var backoff: ReconnectBackoff
+
+    public init(
+        adapter: String? = nil, scanTimeout: Duration = .seconds(10), scanSettle: Duration = .seconds(2),
+        connectTimeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff()
+    ) {
+        self.adapter = adapter
+        self.scanTimeout = scanTimeout
+        self.scanSettle = scanSettle
+        self.connectTimeout = connectTimeout
+        self.backoff = backoff
+    }
+}
+
+/// What the D-Bus side shows of the link and the glasses seen.
+public struct LinkSnapshot: Sendable, Equatable {
+    public struct Device: Sendable, Equatable {
+        public var address: BluetoothAddress
+        public var name: String
+        public var rssi: Int16
+        public var connected: Bool
+        public var state: LinkState
+        public var reconnectCount: UInt32
+    }
+
+    public var state: LinkState
+    public var paired: BluetoothAddress?
+    public var devices: [Device]
+}

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Bluetooth
+import ServiceLifecycle
+
+/// Runs the BlueZ mirror, the link supervisor and the D-Bus mirror of both until shutdown.
+struct LinkService: Service {
+    let bluez: BlueZClient
+    let supervisor: LinkSupervisor
+    let interface: LinkInterface
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await bluez.run() }
+                group.addTask { await supervisor.run() }
+                group.addTask { await interface.run() }
+            }
+        }
+    }
+}
