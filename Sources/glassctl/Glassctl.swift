@@ -8,5 +8,8 @@ struct Glassctl: AsyncParsableCommand {
         commandName: "glassctl",
         abstract: "Talk to glassd, the smart-glasses daemon, over D-Bus.",
         version: glassdVersion,
-        subcommands: [Query.self, History.self, ClearHistory.self, Status.self, ModeCommand.self])
+        subcommands: [
+            Query.self, History.self, ClearHistory.self, Status.self, ModeCommand.self, Scan.self, Pair.self,
+            Unpair.self, Devices.self, Watch.self,
+        ])
 }

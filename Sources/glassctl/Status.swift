@@ -4,7 +4,8 @@ import DBusKit
 import GlassdAPI
 
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show glassd's version, mode and backend.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show glassd's version, mode, backend and the link to the glasses.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -12,19 +13,28 @@ struct Status: AsyncParsableCommand {
         var version: String
         var mode: String
         var backend: String
+        var link: String
+        var device: DeviceInfo?
     }
 
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
+            let paired = try await client.property(GlassdBus.Property.pairedDevice).string ?? "/"
             let status = Output(
                 version: try await client.property(GlassdBus.Property.version).string ?? "",
                 mode: try await client.property(GlassdBus.Property.mode).string ?? "",
-                backend: try await client.property(GlassdBus.Property.backend).string ?? "")
+                backend: try await client.property(GlassdBus.Property.backend).string ?? "",
+                link: try await client.property(GlassdBus.Property.state).string ?? "",
+                device: try await client.devices().first { $0.path == paired })
             if options.json { return try printJSON(status) }
             print("version: \(status.version)")
             print("mode:    \(status.mode)")
             print("backend: \(status.backend.isEmpty ? "(not configured)" : status.backend)")
+            print("link:    \(status.link)")
+            if let d = status.device {
+                print("glasses: \(d.address) \(d.name), RSSI \(d.rssi) dBm, \(d.reconnect_count) reconnects")
+            }
         }
     }
 }

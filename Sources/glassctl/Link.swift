@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import ArgumentParser
+import DBusKit
+import Foundation
+import GlassdAPI
+
+struct Scan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the Monocles in range, strongest first.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Seconds to scan.")
+    var seconds: UInt32 = 5
+
+    struct Device: Encodable {
+        var address: String
+        var name: String
+        var rssi: Int16
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = try await options.connect()
+            let reply = try await client.call("Scan", [.uint32(seconds)], timeoutSeconds: Double(seconds) + 30)
+            let devices = (reply.first?.elements ?? []).compactMap { row -> Device? in
+                guard let f = row.elements, f.count == 3, let address = f[0].string, let name = f[1].string,
+                    let rssi = f[2].int64
+                else { return nil }
+                return Device(address: address, name: name, rssi: Int16(clamping: rssi))
+            }
+            if options.json { return try printJSON(devices) }
+            for d in devices { print("\(d.address)  \(String(d.rssi).padding(toLength: 5, withPad: " ", startingAt: 0)) dBm  \(d.name)") }
+        }
+    }
+}
+
+struct Pair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Pair with the nearest Monocle, or the one at ADDRESS, and keep it connected.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "AA:BB:CC:DD:EE:FF; leave out for the strongest Monocle in range.")
+    var address: String?
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = try await options.connect()
+            let reply = try await client.call("Pair", [.string(address ?? "")], timeoutSeconds: 90)
+            let path = reply.first?.string ?? ""
+            if options.json { return try printJSON(["device": path]) }
+            print(path)
+        }
+    }
+}
+
+struct Unpair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Disconnect and forget the paired glasses.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            _ = try await options.connect().call("Unpair")
+            if options.json { try printJSON(["unpaired": true]) }
+        }
+    }
+}
+
+/// A device object's properties, as glassctl shows them.
+struct DeviceInfo: Encodable {
+    var path: String
+    var address: String
+    var name: String
+    var rssi: Int64
+    var connected: Bool
+    var state: String
+    var reconnect_count: UInt32
+    var last_seen_ms: Int64
+
+    init(path: String, _ p: [String: DBusValue]) {
+        self.path = path
+        address = p[GlassdBus.DeviceProperty.address]?.string ?? ""
+        name = p[GlassdBus.DeviceProperty.name]?.string ?? ""
+        rssi = p[GlassdBus.DeviceProperty.rssi]?.int64 ?? 0
+        connected = p[GlassdBus.DeviceProperty.connected]?.bool ?? false
+        state = p[GlassdBus.DeviceProperty.state]?.string ?? ""
+        reconnect_count = p[GlassdBus.DeviceProperty.reconnectCount]?.uint32 ?? 0
+        if case .uint64(let t)? = p[GlassdBus.DeviceProperty.lastSeen] { last_seen_ms = Int64(t) } else { last_seen_ms = 0 }
+    }
+}
+
+extension Client {
+    /// Every org.glassd.Device1 object, by path.
+    func devices() async throws -> [DeviceInfo] {
+        let reply = try await connection.call(
+            GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.ObjectManager",
+            member: "GetManagedObjects")
+        guard case .dict(_, _, let entries)? = reply.first else { return [] }
+        return entries.compactMap { entry -> DeviceInfo? in
+            guard let path = entry.key.string,
+                let properties = entry.value.stringKeyed?[GlassdBus.deviceInterface]?.stringKeyed
+            else { return nil }
+            return DeviceInfo(path: path, properties.mapValues { $0.variantInner })
+        }.sorted { $0.address < $1.address }
+    }
+}
+
+extension DBusValue {
+    var variantInner: DBusValue {
+        if case .variant(let inner) = self { return inner.variantInner }
+        return self
+    }
+}
+
+struct Devices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the glasses glassd knows.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let devices = try await options.connect().devices()
+            if options.json { return try printJSON(devices) }
+            for d in devices {
+                print("\(d.address)  \(d.state.padding(toLength: 12, withPad: " ", startingAt: 0)) \(d.rssi) dBm  reconnects \(d.reconnect_count)  \(d.name)")
+            }
+        }
+    }
+}
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print glassd's state changes as they happen, until interrupted.")
+
+    @OptionGroup var options: GlobalOptions
+
+    struct Change: Encodable {
+        var path: String
+        var interface: String
+        var property: String
+        var value: String
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = try await options.connect()
+            let changes = try await client.connection.signals(
+                SignalMatch(sender: GlassdBus.name, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            for await signal in changes {
+                guard signal.arguments.count >= 2, let interface = signal.arguments[0].string else { continue }
+                for (name, value) in (signal.arguments[1].stringKeyed ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    let change = Change(path: signal.path, interface: interface, property: name, value: value.variantInner.display)
+                    if options.json {
+                        try printJSON(change)
+                    } else {
+                        print("\(change.path) \(change.property) = \(change.value)")
+                    }
+                    fflush(nil)
+                }
+            }
+        }
+    }
+}
+
+extension DBusValue {
+    /// A value as one short line of text.
+    var display: String {
+        switch self {
+        case .string(let s), .objectPath(let s), .signature(let s): s
+        case .bool(let b): String(b)
+        case .variant(let v): v.display
+        default: int64.map(String.init) ?? (uint64Value.map(String.init) ?? "\(self)")
+        }
+    }
+
+    private var uint64Value: UInt64? {
+        if case .uint64(let v) = self { return v }
+        return nil
+    }
+}
