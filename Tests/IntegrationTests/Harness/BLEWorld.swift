@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+
+/// A World with a fake BlueZ on its bus: bzworld (bluezoo 1.0.2 with the project's fixes) with
+/// adapter hci0 (00:00:00:00:00:01) for glassd and one adapter per virtual Monocle.
+struct BLEWorld: Sendable {
+    let world: World
+    let venvPython: String
+    /// Adapter addresses: hci0 is glassd's, hci1... are the Monocles'.
+    static func adapterAddress(_ index: Int) -> String { String(format: "00:00:00:00:00:%02X", index + 1) }
+
+    static var venv: String {
+        ProcessInfo.processInfo.environment["GLASSD_TEST_VENV"] ?? Paths.root + "/.venv"
+    }
+
+    /// Whether the Python test world is installed (Scripts/test does it).
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: venv + "/bin/python") }
+
+    static func with<R: Sendable>(adapters: Int = 5, _ body: (BLEWorld) async throws -> R) async throws -> R {
+        try await World.with { world in
+            let ble = BLEWorld(world: world, venvPython: venv + "/bin/python")
+            return try await ble.withBlueZ(adapters: adapters) { try await body(ble) }
+        }
+    }
+
+    /// Runs bzworld until `body` ends (call it again to "restart bluetoothd").
+    func withBlueZ<R: Sendable>(adapters: Int = 5, _ body: () async throws -> R) async throws -> R {
+        var arguments = [Paths.root + "/Tests/World/bzworld.py", "-q", "--auto-enable", "--scan-interval", "1"]
+        for i in 0..<adapters { arguments += ["-a", Self.adapterAddress(i)] }
+        return try await withBackground(
+            venvPython, arguments, environment: ["DBUS_SYSTEM_BUS_ADDRESS": world.busAddress],
+            log: world.directory + "/bluez.log", firstLine: true
+        ) { _, line in
+            guard line == "READY" else { throw TestFailure("bzworld did not start: \(line)") }
+            return try await body()
+        }
+    }
+
+    /// Runs a virtual Monocle on adapter `hci<index>` until `body` ends.
+    /// With `waitReady: false` it may start before BlueZ: it registers once BlueZ appears.
+    func withMonocle<R: Sendable>(
+        _ index: Int, txPower: Int, waitReady: Bool = true, _ body: (Background) async throws -> R
+    ) async throws -> R {
+        try await withBackground(
+            venvPython,
+            [
+                Paths.root + "/Tests/World/virtual_monocle.py", "--adapter", "hci\(index)", "--tx-power", "\(txPower)",
+                "--record", recordFile(index),
+            ],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": world.busAddress], log: world.directory + "/monocle\(index).log",
+            firstLine: waitReady
+        ) { process, line in
+            guard !waitReady || line == "READY" else { throw TestFailure("virtual Monocle hci\(index) did not start: \(line)") }
+            return try await body(process)
+        }
+    }
+
+    func recordFile(_ index: Int) -> String { world.directory + "/monocle\(index).jsonl" }
+
+    /// A glassd.conf for link tests: adapter hci0, short scans, a short backoff cap.
+    func writeConfig(reconnectMax: Int = 5, scanTimeout: Int = 3) throws -> String {
+        let path = try world.writeConfig()
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try (text + "[bluetooth]\nadapter = \"hci0\"\nscan_timeout = \(scanTimeout)\nreconnect_max_seconds = \(reconnectMax)\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// busctl on the shared bus, where the fake BlueZ lives too.
+    func bluez(_ arguments: [String]) async throws -> CommandResult {
+        try await world.busctl(arguments)
+    }
+}
+
+/// Waits for a property to take a value, watching PropertiesChanged (no polling): subscribes
+/// first, then reads the current value, then follows the signals.
+func waitForProperty(
+    _ bus: BusConnection, destination: String, path: String, interface: String, _ name: String,
+    equals expected: DBusValue, timeout: Duration = .seconds(30)
+) async throws {
+    let changes = try await bus.signals(
+        SignalMatch(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+    let current = try? await bus.call(
+        destination, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+        [.string(interface), .string(name)])
+    if current?.first == .variant(expected) { return }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+            for await signal in changes where signal.arguments.first?.string == interface {
+                if signal.arguments[1].stringKeyed?[name] == .variant(expected) { return }
+            }
+            throw TestFailure("signals ended before \(name) became \(expected)")
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw TestFailure("\(path) \(name) did not become \(expected) within \(timeout)")
+        }
+        defer { group.cancelAll() }
+        try await group.next()
+    }
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+import Testing
+
+private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
+
+/// The virtual Monocles of these tests: adapter index and advertised TX power (= RSSI seen).
+private let monocles: [(index: Int, tx: Int)] = [(1, -70), (2, -45), (3, -80)]
+private let strongest = BLEWorld.adapterAddress(2)
+
+@Suite("Glasses link over BlueZ", .serialized, .enabled(if: worldReady, "the Python BLE world is not set up"))
+struct LinkIntegrationTests {
+    /// Runs `body` with three virtual Monocles advertising and glassd running.
+    private func withThreeMonocles(
+        reconnectMax: Int = 5, _ body: (BLEWorld, Glassd, BusConnection) async throws -> Void
+    ) async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withMonocle(monocles[0].index, txPower: monocles[0].tx) { _ in
+                try await ble.withMonocle(monocles[1].index, txPower: monocles[1].tx) { _ in
+                    try await ble.withMonocle(monocles[2].index, txPower: monocles[2].tx) { _ in
+                        let config = try ble.writeConfig(reconnectMax: reconnectMax)
+                        try await ble.world.withGlassd(config: config) { glassd in
+                            let bus = try await ble.world.connect()
+                            try await body(ble, glassd, bus)
+                            await bus.close()
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func managerState(_ bus: BusConnection, _ state: String, timeout: Duration = .seconds(30)) async throws {
+        try await waitForProperty(
+            bus, destination: GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface,
+            "State", equals: .string(state), timeout: timeout)
+    }
+
+    private func device(_ bus: BusConnection, _ address: String, _ name: String) async throws -> DBusValue? {
+        let reply = try await bus.call(
+            GlassdBus.name, path: GlassdBus.devicePath(address: address), interface: "org.freedesktop.DBus.Properties",
+            member: "Get", [.string(GlassdBus.deviceInterface), .string(name)])
+        if case .variant(let v)? = reply.first { return v }
+        return nil
+    }
+
+    @Test("Scan lists the Monocles strongest first; Pair(\"\") picks the strongest and connects, every state change signalled")
+    func pairNearest() async throws {
+        try await withThreeMonocles { ble, _, bus in
+            let scan = try await ble.world.glassctl(["scan", "--seconds", "2", "--json"])
+            let seen = try JSONSerialization.jsonObject(with: Data(scan.stdout.utf8)) as? [[String: Any]]
+            #expect(seen?.compactMap { $0["address"] as? String } == [2, 1, 3].map(BLEWorld.adapterAddress))
+            #expect(seen?.compactMap { $0["rssi"] as? Int } == [-45, -70, -80])
+
+            let states = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, member: "PropertiesChanged"))
+            let pair = try await ble.world.callManager("Pair", "s", [""])
+            #expect(pair.ok, "\(pair.stderr)")
+            #expect(pair.stdout.contains(GlassdBus.devicePath(address: strongest)))
+            try await managerState(bus, "connected")
+            var seenStates: [String] = []
+            for await signal in states {
+                if let s = signal.arguments[1].stringKeyed?["State"]?.string { seenStates.append(s) }
+                if seenStates.last == "connected" { break }
+            }
+            #expect(seenStates == ["disconnected", "connecting", "connected"])
+            let paired = try await ble.world.busctl(["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "PairedDevice"])
+            #expect(paired.stdout == "o \"\(GlassdBus.devicePath(address: strongest))\"\n")
+            #expect(try await device(bus, strongest, "Connected") == .bool(true))
+            #expect(try await device(bus, strongest, "RSSI") == .int16(-45))
+            #expect(try await device(bus, strongest, "Name") == .string("monocle"))
+
+            let status = try await ble.world.glassctl(["status"])
+            #expect(status.stdout.contains("link:    connected"))
+            #expect(status.stdout.contains(strongest))
+        }
+    }
+
+    @Test("Pair(address) pairs that one; errors: InvalidArgs, AlreadyPaired, NotFound, NotPaired")
+    func pairByAddressAndErrors() async throws {
+        try await withThreeMonocles { ble, _, bus in
+            for bad in ["nonsense", "00:00:00:00:00", "00:00:00:00:00:GG"] {
+                let result = try await ble.world.glassctl(["pair", bad])
+                #expect(result.stderr.hasSuffix("(org.freedesktop.DBus.Error.InvalidArgs)\n"), "\(bad): \(result.stderr)")
+            }
+            let notPaired = try await ble.world.glassctl(["unpair"])
+            #expect(notPaired.stderr.hasSuffix("(\(GlassdErrorName.notPaired))\n"))
+            let missing = try await ble.world.glassctl(["pair", "00:00:00:00:00:99"])
+            #expect(missing.stderr.hasSuffix("(\(GlassdErrorName.notFound))\n"), "\(missing.stderr)")
+
+            let weakest = BLEWorld.adapterAddress(3)
+            let pair = try await ble.world.glassctl(["pair", weakest.lowercased()])
+            #expect(pair.stdout == GlassdBus.devicePath(address: weakest) + "\n", "\(pair.stderr)")
+            try await managerState(bus, "connected")
+            let again = try await ble.world.glassctl(["pair", weakest])
+            #expect(again.ok)
+            let other = try await ble.world.glassctl(["pair", strongest])
+            #expect(other.stderr.hasSuffix("(\(GlassdErrorName.alreadyPaired))\n"))
+
+            let unpair = try await ble.world.glassctl(["unpair"])
+            #expect(unpair.ok)
+            try await managerState(bus, "unpaired")
+            let paired = try await ble.world.busctl(["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "PairedDevice"])
+            #expect(paired.stdout == "o \"/\"\n")
+            // The BlueZ link is gone too.
+            let bluezDevice = "/org/bluez/hci0/dev_" + weakest.replacingOccurrences(of: ":", with: "_")
+            try await waitForProperty(bus, destination: "org.bluez", path: bluezDevice, interface: "org.bluez.Device1", "Connected", equals: .bool(false))
+        }
+    }
+
+    @Test("a dropped link reconnects and ReconnectCount goes up")
+    func dropAndReconnect() async throws {
+        try await withThreeMonocles { ble, _, bus in
+            _ = try await ble.world.callManager("Pair", "s", [strongest])
+            try await managerState(bus, "connected")
+            for round in 1...2 {
+                let drop = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", strongest])
+                #expect(drop.ok, "\(drop.stderr)")
+                try await waitForProperty(
+                    bus, destination: GlassdBus.name, path: GlassdBus.devicePath(address: strongest),
+                    interface: GlassdBus.deviceInterface, "ReconnectCount", equals: .uint32(UInt32(round)))
+                try await managerState(bus, "connected")
+            }
+        }
+    }
+
+    @Test("adapter power off and on: the link comes back")
+    func adapterPowerCycle() async throws {
+        try await withThreeMonocles { ble, _, bus in
+            _ = try await ble.world.callManager("Pair", "s", [strongest])
+            try await managerState(bus, "connected")
+            let off = try await ble.bluez(["set-property", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1", "Powered", "b", "false"])
+            #expect(off.ok, "\(off.stderr)")
+            try await managerState(bus, "disconnected")
+            let on = try await ble.bluez(["set-property", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1", "Powered", "b", "true"])
+            #expect(on.ok)
+            try await managerState(bus, "connected")
+            #expect(try await device(bus, strongest, "ReconnectCount") == .uint32(1))
+        }
+    }
+
+    @Test("Unpair while waiting to reconnect stops all attempts")
+    func unpairDuringBackoff() async throws {
+        try await BLEWorld.with { ble in
+            let config = try ble.writeConfig(reconnectMax: 60)
+            try await ble.world.withGlassd(config: config) { _ in
+                let bus = try await ble.world.connect()
+                try await ble.withMonocle(2, txPower: -45) { monocle in
+                    _ = try await ble.world.callManager("Pair", "s", [strongest])
+                    try await managerState(bus, "connected")
+                    monocle.kill9()
+                    try await managerState(bus, "disconnected")
+                }
+                let unpair = try await ble.world.glassctl(["unpair"])
+                #expect(unpair.ok)
+                let attemptsBefore = ble.world.log().components(separatedBy: "link connecting").count
+                // The Monocle is back: an unpaired glassd must leave it alone.
+                try await ble.withMonocle(2, txPower: -45) { _ in
+                    try await Task.sleep(for: .seconds(4))  // long enough for several attempts, had any been left
+                }
+                #expect(ble.world.log().components(separatedBy: "link connecting").count == attemptsBefore)
+                let state = try await ble.world.busctl(["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "State"])
+                #expect(state.stdout == "s \"unpaired\"\n")
+                await bus.close()
+            }
+        }
+    }
+
+    @Test("bluetoothd restarting: glassd reconnects on its own")
+    func bluezRestart() async throws {
+        try await World.with { world in
+            let ble = BLEWorld(world: world, venvPython: BLEWorld.venv + "/bin/python")
+            try await world.withGlassd(config: try ble.writeConfig()) { _ in
+                let bus = try await world.connect()
+                // The Monocle outlives bluetoothd and registers again when it comes back.
+                try await ble.withMonocle(2, txPower: -45, waitReady: false) { _ in
+                    try await ble.withBlueZ {
+                        _ = try await world.callManager("Pair", "s", [strongest])
+                        try await managerState(bus, "connected")
+                    }
+                    try await managerState(bus, "disconnected")
+                    try await ble.withBlueZ {
+                        try await managerState(bus, "connected")
+                    }
+                }
+                await bus.close()
+            }
+        }
+    }
+
+    @Test("glasses gone for 2 minutes, then back: glassd reconnects", .timeLimit(.minutes(4)))
+    func goneForTwoMinutes() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.world.withGlassd(config: try ble.writeConfig(reconnectMax: 10)) { _ in
+                let bus = try await ble.world.connect()
+                try await ble.withMonocle(2, txPower: -45) { _ in
+                    _ = try await ble.world.callManager("Pair", "s", [strongest])
+                    try await managerState(bus, "connected")
+                }
+                try await managerState(bus, "disconnected")
+                try await Task.sleep(for: .seconds(120))  // the scenario: away for two minutes
+                try await ble.withMonocle(2, txPower: -45) { _ in
+                    try await managerState(bus, "connected", timeout: .seconds(45))
+                    #expect(try await device(bus, strongest, "ReconnectCount") == .uint32(1))
+                }
+                await bus.close()
+            }
+        }
+    }
+
+    @Test("connected and idle, glassd uses no CPU")
+    func idleCPU() async throws {
+        try await withThreeMonocles { ble, glassd, bus in
+            _ = try await ble.world.callManager("Pair", "s", [strongest])
+            try await managerState(bus, "connected")
+            try await Task.sleep(for: .seconds(1))  // let the connection's burst of signals settle
+            let before = try cpuTicks(glassd.pid)
+            try await Task.sleep(for: .seconds(10))
+            let used = try cpuTicks(glassd.pid) - before
+            // Clock ticks are 10 ms: 5 ticks in 10 s is 0.5 % of a core, scan ticks included.
+            #expect(used <= 5, "glassd used \(used) ticks while idle")
+        }
+    }
+}
+
+/// utime + stime of a process, in clock ticks.
+private func cpuTicks(_ pid: Int32) throws -> Int {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+    // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+    return Int(fields[11])! + Int(fields[12])!
+}
