@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "GlassdAPI", "DBusKit",
+                "glassd", "glassctl", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

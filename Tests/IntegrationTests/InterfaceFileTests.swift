@@ -7,22 +7,6 @@ import Testing
 /// dbus/org.glassd.Manager1.xml is the contract busctl users read: it must match the live object.
 @Suite("Interface file")
 struct InterfaceFileTests {
-    /// Members of org.glassd.Manager1 in an introspection document, as comparable lines.
-    private func members(_ xml: String) throws -> [String] {
-        let document = try XMLDocument(xmlString: xml)
-        let nodes = try document.nodes(forXPath: "//interface[@name='\(GlassdBus.managerInterface)']/*")
-        return nodes.compactMap { node -> String? in
-            guard let element = node as? XMLElement, let kind = element.name, kind != "annotation" else { return nil }
-            let name = element.attribute(forName: "name")?.stringValue ?? ""
-            let type = element.attribute(forName: "type")?.stringValue ?? ""
-            let access = element.attribute(forName: "access")?.stringValue ?? ""
-            let args = element.elements(forName: "arg").map { arg in
-                ["name", "type", "direction"].map { arg.attribute(forName: $0)?.stringValue ?? "" }.joined(separator: ":")
-            }
-            return "\(kind) \(name) \(type) \(access) \(args.joined(separator: ","))"
-        }.sorted()
-    }
-
     @Test("the XML file matches live introspection and documents every member")
     func matchesLiveIntrospection() async throws {
         let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Manager1.xml", encoding: .utf8)
@@ -31,14 +15,11 @@ struct InterfaceFileTests {
                 try await world.busctl(["call", GlassdBus.name, GlassdBus.managerPath, "org.freedesktop.DBus.Introspectable", "Introspect"])
             }
         }
-        // busctl prints `s "<xml>"` with C escapes.
-        var xml = live.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        xml = String(xml.dropFirst(3).dropLast())
-        xml = xml.replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(of: "\\\"", with: "\"")
-        let liveMembers = try members(xml)
+        let xml = unescapeBusctlString(live.stdout)
+        let liveMembers = try interfaceMembers(xml, GlassdBus.managerInterface)
         #expect(liveMembers.count == 14)
         // Signal arguments have no direction in the file; sd-bus leaves it out too.
-        #expect(try members(file) == liveMembers)
+        #expect(try interfaceMembers(file, GlassdBus.managerInterface) == liveMembers)
 
         let document = try XMLDocument(xmlString: file)
         let undocumented = try document.nodes(forXPath: "//method|//property|//signal|//arg").filter { node in
@@ -55,4 +36,27 @@ struct InterfaceFileTests {
             })
         }
     }
+}
+
+/// Members of `interface` in an introspection document, as comparable lines.
+func interfaceMembers(_ xml: String, _ interface: String) throws -> [String] {
+    let document = try XMLDocument(xmlString: xml)
+    let nodes = try document.nodes(forXPath: "//interface[@name='\(interface)']/*")
+    return nodes.compactMap { node -> String? in
+        guard let element = node as? XMLElement, let kind = element.name, kind != "annotation" else { return nil }
+        let name = element.attribute(forName: "name")?.stringValue ?? ""
+        let type = element.attribute(forName: "type")?.stringValue ?? ""
+        let access = element.attribute(forName: "access")?.stringValue ?? ""
+        let args = element.elements(forName: "arg").map { arg in
+            ["name", "type", "direction"].map { arg.attribute(forName: $0)?.stringValue ?? "" }.joined(separator: ":")
+        }
+        return "\(kind) \(name) \(type) \(access) \(args.joined(separator: ","))"
+    }.sorted()
+}
+
+/// The text of busctl's `s "..."` output, C escapes undone.
+func unescapeBusctlString(_ output: String) -> String {
+    var xml = output.trimmingCharacters(in: .whitespacesAndNewlines)
+    xml = String(xml.dropFirst(3).dropLast())
+    return xml.replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(of: "\\\"", with: "\"")
 }

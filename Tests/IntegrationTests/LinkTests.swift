@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import Foundation
+import FoundationXML
 import GlassdAPI
 import Testing
 
@@ -70,6 +71,14 @@ struct LinkIntegrationTests {
             #expect(try await device(bus, strongest, "Connected") == .bool(true))
             #expect(try await device(bus, strongest, "RSSI") == .int16(-45))
             #expect(try await device(bus, strongest, "Name") == .string("monocle"))
+
+            // The device object matches its documented interface.
+            let live = try await ble.world.busctl(
+                ["call", GlassdBus.name, GlassdBus.devicePath(address: strongest), "org.freedesktop.DBus.Introspectable", "Introspect"])
+            let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Device1.xml", encoding: .utf8)
+            let liveMembers = try interfaceMembers(unescapeBusctlString(live.stdout), GlassdBus.deviceInterface)
+            #expect(liveMembers.count == 7)
+            #expect(try interfaceMembers(file, GlassdBus.deviceInterface) == liveMembers)
 
             let status = try await ble.world.glassctl(["status"])
             #expect(status.stdout.contains("link:    connected"))

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Bluetooth
+import DBusKit
+import Foundation
+import GlassdCore
+import Logging
+import Synchronization
+import Testing
+
+/// Pairing kept in memory, for driving the link library directly.
+private final class MemoryDeviceStore: DeviceStore {
+    let device = Mutex<(address: BluetoothAddress, name: String)?>(nil)
+    func pairedDevice() async throws -> (address: BluetoothAddress, name: String)? { device.withLock { $0 } }
+    func savePaired(_ address: BluetoothAddress, name: String, at unixMS: Int64) async throws {
+        device.withLock { $0 = (address, name) }
+    }
+    func forget(_ address: BluetoothAddress) async throws { device.withLock { $0 = nil } }
+}
+
+@Suite(
+    "Byte channels over BlueZ",
+    .enabled(if: BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil))
+struct ByteChannelTests {
+    @Test("the link carries bytes both ways, in order, in writes of at most MTU − 3")
+    func echo() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withMonocle(2, txPower: -45) { _ in
+                let bus = try await BusConnection.open(.address(ble.world.busAddress))
+                let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
+                let supervisor = LinkSupervisor(
+                    client: client, store: MemoryDeviceStore(), settings: LinkSettings(adapter: "hci0", scanTimeout: .seconds(5)),
+                    logger: Logger(label: "test"))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await client.run() }
+                    group.addTask { await supervisor.run() }
+                    try await client.state.wait(timeout: .seconds(10)) { $0.present }
+                    _ = try await supervisor.pair(BLEWorld.adapterAddress(2))
+                    var link: (any GlassesLink)?
+                    for await _ in supervisor.changeStream {
+                        link = await supervisor.currentLink
+                        if link != nil { break }
+                    }
+                    let channel = try #require(link?.serial)
+                    let sent = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+                    var received: [UInt8] = []
+                    async let echoed: [UInt8] = {
+                        var bytes: [UInt8] = []
+                        for await piece in channel.incoming {
+                            bytes += piece
+                            if bytes.count >= sent.count { break }
+                        }
+                        return bytes
+                    }()
+                    try await channel.write(sent)
+                    received = await echoed
+                    #expect(received == sent)
+                    // The data channel is separate.
+                    try await #require(link?.data).write(Array("data".utf8))
+
+                    let records = try String(contentsOfFile: ble.recordFile(2), encoding: .utf8)
+                        .split(separator: "\n").compactMap {
+                            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                        }
+                    let serialWrites = records.filter { $0["service"] as? String == "serial" }.compactMap { $0["hex"] as? String }
+                    #expect(serialWrites.map { $0.count / 2 } == [253, 253, 253, 241])
+                    #expect(records.last?["service"] as? String == "data")
+                    #expect(records.allSatisfy { $0["type"] as? String == "command" })
+                    group.cancelAll()
+                }
+                await bus.close()
+            }
+        }
+    }
+}

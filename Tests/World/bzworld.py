@@ -1,0 +1,911 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# bzworld: the Bluetooth LE test world of glassd.
+#
+# It runs bluezoo 1.0.2 (a BlueZ D-Bus mock, GPL-2.0) on the bus named by
+# $DBUS_SYSTEM_BUS_ADDRESS, with the same command line as `bluezoo`, after
+# monkeypatching the defects that matter for glassd (list in README.md and
+# in install_patches() below). It imports GPL-2.0 code, so this file is
+# GPL-2.0-or-later. It is a test-only tool: glassd never links or ships it.
+#
+# Every patch reaches into bluezoo 1.0.2 internals (sdbus `original_method`,
+# `property_setter`, name-mangled private methods), so the version is pinned
+# and checked at start-up.
+#
+# Usage: bzworld.py [-v] [-q] [--bus-session] [--auto-enable]
+#                   [--scan-interval SECONDS] [-a ADDRESS]...
+# Prints one line "READY" on stdout once org.bluez is owned and the adapters
+# exist. Exits 0 on SIGTERM/SIGINT.
+
+import asyncio
+import logging
+import signal
+import sys
+from argparse import ArgumentParser
+from importlib.metadata import version
+
+BLUEZOO_VERSION = "1.0.2"
+
+try:
+    _found = version("bluezoo")
+except Exception:  # not installed at all
+    _found = None
+if _found != BLUEZOO_VERSION:
+    sys.stderr.write(f"bzworld: needs bluezoo=={BLUEZOO_VERSION}, found {_found} "
+                     "(run Tests/World/setup and use its venv)\n")
+    sys.exit(2)
+
+import sdbus  # noqa: E402
+from sdbus.dbus_proxy_async_method import DbusMethodAsync  # noqa: E402
+
+from bluezoo import events  # noqa: E402
+from bluezoo.adapter import Adapter  # noqa: E402
+from bluezoo.bluezoo import BluezMockService  # noqa: E402
+from bluezoo.controller import BlueZooDoesNotExistError  # noqa: E402
+from bluezoo.device import Device  # noqa: E402
+from bluezoo.exceptions import (DBusBluezAlreadyExistsError,  # noqa: E402
+                                DBusBluezDoesNotExistError, DBusBluezFailedError,
+                                DBusBluezInProgressError, DBusBluezInvalidArgumentsError,
+                                DBusBluezNotConnectedError, DBusBluezNotReadyError,
+                                DBusBluezNotSupportedError)
+from bluezoo.gatt import (GattCharacteristicClient, GattCharacteristicClientLink,  # noqa: E402
+                          GattDescriptorClient, GattDescriptorClientLink, GattManager,
+                          GattServiceClient, GattServiceClientLink)
+from bluezoo.adv import LEAdvertisingManager  # noqa: E402
+from bluezoo.utils import BluetoothAddress, BluetoothUUID, NoneTask, setup_default_bus  # noqa: E402
+
+log = logging.getLogger("bzworld")
+
+# BlueZ >= 5.82 Device1.Disconnected reasons.
+REASON_LOCAL = ("org.bluez.Reason.Local", "Connection terminated by local host")
+REASON_REMOTE = ("org.bluez.Reason.Remote", "Connection terminated by remote user")
+REASON_TIMEOUT = ("org.bluez.Reason.Timeout", "Connection timeout")
+
+DEFAULT_RSSI = -60          # RSSI of an advertiser without TxPower
+CONNECT_FAIL_DELAY = 0.2    # seconds before Connect to an absent peer fails
+
+
+class World:
+    """Global state of the patched world."""
+    mock: BluezMockService = None
+    scan_interval: int = 10
+    links: set = set()                 # live Link objects
+    rssi_override: dict = {}           # ADDRESS -> RSSI (Test1.SetRSSI)
+    inflight: set = set()              # reply tasks of removed objects (kept alive)
+    background: set = set()
+
+
+class Link:
+    """One LE connection: `central` is the central adapter's Device1 for the
+    peripheral, `periph` the peripheral adapter's Device1 for the central."""
+
+    def __init__(self, central: Device, periph: Device):
+        self.central = central
+        self.periph = periph
+        self.apps = []      # GattApplicationClient objects served on this link
+        self.objects = []   # exported GATT link objects, parents first
+        self.alive = True
+
+    def __str__(self):
+        return f"link[{self.periph.address}->{self.central.address}]"
+
+
+# ----------------------------------------------------------------- helpers
+
+def _spawn(coro):
+    """Fire-and-forget task that logs (never raises) its failure."""
+    async def run():
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the peer may be gone: expected
+            log.debug("background call failed: %s", e)
+    task = asyncio.get_running_loop().create_task(run())
+    World.background.add(task)
+    task.add_done_callback(World.background.discard)
+    return task
+
+
+def _dev_path(adapter, address: str) -> str:
+    return f"{adapter.get_object_path()}/dev_{address.upper().replace(':', '_')}"
+
+
+def _find_adapter(address: str):
+    for adapter in World.mock.adapters.values():
+        if adapter.address.upper() == address.upper():
+            return adapter
+    return None
+
+
+def _prop(obj, attr):
+    """The sdbus DbusPropertyAsync descriptor behind obj.<attr>."""
+    return getattr(type(obj), attr)
+
+
+def _emit_changed(obj, attr, value):
+    """Emit PropertiesChanged for obj.<attr> = value (no setter involved)."""
+    if obj.__dict__.get("_bzw_removed") or obj._dbus.attached_bus is None:
+        return
+    prop = _prop(obj, attr)
+    obj.properties_changed.emit(
+        (prop.interface_name, {prop.property_name: (prop.property_signature, value)}, []))
+
+
+def _set(obj, attr, value):
+    """Synchronous Property.set_async: call the (private) setter, signal it."""
+    _prop(obj, attr).property_setter(obj, value)
+    _emit_changed(obj, attr, value)
+
+
+def _export(obj, path):
+    World.mock.export_object(path, obj)
+
+
+def _remove(obj):
+    """Unexport an object. Calls in flight on it are allowed to finish (sdbus
+    would cancel them and the caller would get no reply at all)."""
+    obj.__dict__["_bzw_removed"] = True
+    handle = World.mock.manager_export_handles.get(obj)
+    if handle is None:
+        return
+    for task in list(handle._tasks):
+        if not task.done():
+            World.inflight.add(task)
+            task.add_done_callback(World.inflight.discard)
+    handle._tasks = set()
+    World.mock.remove_object(obj)
+
+
+def _replace_method(cls, name, fn):
+    member = cls.__dict__[name]
+    assert isinstance(member, DbusMethodAsync), (cls, name)
+    original = member.original_method
+    member.original_method = fn
+    return original
+
+
+def _dbus_method(fn):
+    """Log unexpected exceptions of a patched D-Bus method, keep D-Bus errors."""
+    async def wrapper(*args, **kwargs):
+        try:
+            return await fn(*args, **kwargs)
+        except sdbus.SdBusBaseError:
+            raise
+        except Exception as e:
+            log.exception("error in %s", fn.__name__)
+            raise DBusBluezFailedError(str(e)) from e
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    return wrapper
+
+
+def _sender() -> str:
+    return sdbus.get_current_message().sender
+
+
+def _app_gone_owners(adapter) -> set:
+    """Clients whose GATT application on this adapter went away while their
+    advertisement stayed: that advertisement no longer counts (P3)."""
+    return adapter.__dict__.setdefault("_bzw_app_gone", set())
+
+
+def _usable_advertisement(adapter):
+    gone = _app_gone_owners(adapter)
+    for adv in adapter.advertisements.values():
+        if adv.get_client() not in gone:
+            return adv
+    return None
+
+
+def _connectable(adapter) -> bool:
+    if adapter is None or not adapter.powered:
+        return False
+    if World.mock.adapters.get(adapter.id) is not adapter:
+        return False
+    return _usable_advertisement(adapter) is not None or adapter.discoverable
+
+
+# ------------------------------------------------------ links (P1 P2 P3 P7 P8)
+
+def _peer_get(self):
+    """Device.peer: the exported Device1 that represents our adapter on the
+    peer adapter (stock made a new, never exported one on every attach)."""
+    peer_adapter, adapter = self.peer_adapter, self.adapter
+    if peer_adapter is not None and adapter is not None:
+        found = peer_adapter.devices.get(_dev_path(peer_adapter, adapter.address))
+        if found is not None:
+            return found
+    fallback = self.__dict__.get("_bzw_peer")
+    if fallback is None and adapter is not None:
+        fallback = Device(adapter)
+        fallback.adapter = peer_adapter
+        self.__dict__["_bzw_peer"] = fallback
+    return fallback
+
+
+def _peer_set(self, value):
+    self.__dict__["_bzw_peer"] = value
+
+
+def _attach_to_adapter(self, adapter):
+    self.adapter = adapter
+
+
+def _export_gatt(link: Link, app):
+    made = {}
+    for obj_path, obj in sorted(app.objects.items(), key=lambda x: x[0]):
+        if isinstance(obj, GattServiceClient):
+            lk = GattServiceClientLink(obj, link.central)
+        elif isinstance(obj, GattCharacteristicClient):
+            parent = made.get(obj.Service.get())
+            if parent is None:
+                continue
+            lk = GattCharacteristicClientLink(obj, parent)
+        elif isinstance(obj, GattDescriptorClient):
+            parent = made.get(obj.Characteristic.get())
+            if parent is None:
+                continue
+            lk = GattDescriptorClientLink(obj, parent)
+        else:
+            continue
+        lk.__dict__["_bzw_link"] = link
+        try:
+            _export(lk, lk.get_object_path())
+        except Exception as e:
+            log.error("cannot export %s: %s", lk.get_object_path(), e)
+            continue
+        link.objects.append(lk)
+        made[obj_path] = lk
+
+
+async def _device_connect(self, uuid=None):
+    link = self.__dict__.get("_bzw_link")
+    if link is not None and link.alive:
+        return  # P7: already connected
+    if self.adapter is None or not self.adapter.powered:
+        raise DBusBluezNotReadyError("Resource Not Ready")
+    if self.connect_check_pairing_required(uuid):
+        await self.pair()
+    peer_adapter = _find_adapter(self.address)
+    if not _connectable(peer_adapter):
+        # P8: like BlueZ when the LE peer does not answer.
+        await asyncio.sleep(CONNECT_FAIL_DELAY)
+        peer_adapter = _find_adapter(self.address)
+        if not _connectable(peer_adapter):
+            raise DBusBluezFailedError("le-connection-abort-by-local")
+    link = self.__dict__.get("_bzw_link")
+    if link is not None and link.alive:
+        return
+    if not self.adapter.powered:
+        raise DBusBluezNotReadyError("Resource Not Ready")
+    central_adapter = self.adapter
+    self.peer_adapter = peer_adapter
+
+    path = _dev_path(peer_adapter, central_adapter.address)
+    view = peer_adapter.devices.get(path)
+    if view is None:
+        view = Device(central_adapter, is_le=True)
+        view.adapter = peer_adapter
+        _export(view, path)
+        peer_adapter.devices[path] = view
+    old = view.__dict__.get("_bzw_link")
+    if old is not None and old.alive:
+        _drop_link(old, REASON_LOCAL, REASON_REMOTE)
+
+    link = Link(self, view)
+    self.__dict__["_bzw_link"] = link
+    view.__dict__["_bzw_link"] = link
+    World.links.add(link)
+    log.info("connecting %s", link)
+
+    _set(view, "Connected", True)
+    _set(self, "Connected", True)
+    for app in list(peer_adapter.gatt_apps.values()):
+        link.apps.append(app)
+        _export_gatt(link, app)
+    _set(view, "ServicesResolved", True)
+    _set(self, "ServicesResolved", True)
+
+
+def _drop_link(link: Link, central_reason, periph_reason):
+    """Tear a link down, on both sides, synchronously."""
+    if not link.alive:
+        return
+    link.alive = False
+    World.links.discard(link)
+    log.info("disconnecting %s (%s)", link, central_reason[0])
+    central, periph = link.central, link.periph
+    for dev in (central, periph):
+        if dev.__dict__.get("_bzw_link") is link:
+            dev.__dict__["_bzw_link"] = None
+    for obj in link.objects:
+        if isinstance(obj, GattCharacteristicClientLink):
+            _notify_drop_all(obj)
+    if central.services_resolved:
+        _set(central, "ServicesResolved", False)
+    for obj in reversed(link.objects):
+        _remove(obj)
+    link.objects.clear()
+    if central.connected:
+        _set(central, "Connected", False)
+    central.Disconnected.emit(central_reason)
+    if periph.services_resolved:
+        _set(periph, "ServicesResolved", False)
+    if periph.connected:
+        _set(periph, "Connected", False)
+    periph.Disconnected.emit(periph_reason)
+
+
+def _drop_links_of_adapter(adapter, own_reason, other_reason):
+    for link in list(World.links):
+        if link.central.adapter is adapter:
+            _drop_link(link, own_reason, other_reason)
+        elif link.periph.adapter is adapter:
+            _drop_link(link, other_reason, own_reason)
+
+
+async def _device_disconnect(self, uuid=None):
+    self.connecting_task.cancel()
+    link = self.__dict__.get("_bzw_link")
+    if link is None or not link.alive:
+        if self.services_resolved:
+            _set(self, "ServicesResolved", False)
+        if self.connected:
+            _set(self, "Connected", False)
+        return
+    if self is link.central:
+        _drop_link(link, REASON_LOCAL, REASON_REMOTE)
+    else:
+        _drop_link(link, REASON_REMOTE, REASON_LOCAL)
+
+
+# ------------------------------------------------- GATT applications (P3)
+
+_orig_del_gatt_application = None
+_orig_register_application = None
+_orig_register_advertisement = None
+
+
+async def _del_gatt_application(self, app):
+    for link in list(World.links):
+        if any(a is app for a in link.apps):
+            _drop_link(link, REASON_TIMEOUT, REASON_LOCAL)
+    if (app.get_client(), app.get_object_path()) in self.gatt_apps:
+        _app_gone_owners(self).add(app.get_client())
+    await _orig_del_gatt_application(self, app)
+
+
+@_dbus_method
+async def _register_application(self, application, options):
+    sender = _sender()
+    if (sender, application) in self.gatt_apps:
+        raise DBusBluezAlreadyExistsError("Already Exists")
+    await _orig_register_application(self, application, options)
+    if (sender, application) in self.gatt_apps:
+        _app_gone_owners(self).discard(sender)
+
+
+@_dbus_method
+async def _unregister_application(self, application):
+    app = self.gatt_apps.get((_sender(), application))
+    if app is None:
+        raise DBusBluezDoesNotExistError("Does Not Exist")
+    await self._GattManager__del_gatt_application(app)
+
+
+@_dbus_method
+async def _register_advertisement(self, path, options):
+    if (_sender(), path) in self.advertisements:
+        raise DBusBluezAlreadyExistsError("Already Exists")
+    await _orig_register_advertisement(self, path, options)
+
+
+_orig_del_adapter = None
+
+
+async def _del_adapter(self, id):
+    adapter = self.adapters.get(id)
+    if adapter is not None:
+        _drop_links_of_adapter(adapter, REASON_LOCAL, REASON_TIMEOUT)
+        _stop_discovery(adapter)
+    await _orig_del_adapter(self, id)
+
+
+# ---------------------------------------------------- notifications (P9 P10)
+
+def _sessions(lk) -> dict:
+    return lk.__dict__.setdefault("_bzw_sessions", {})
+
+
+def _on_app_value(lk):
+    def callback(properties):
+        if "Value" not in properties or lk.__dict__.get("_bzw_removed"):
+            return
+        value = properties["Value"]
+        _emit_changed(lk, "Value", value)
+        if "indicate" in lk.client.Flags.get([]):   # P9: Confirm only indications
+            _spawn(lk.client.Confirm())
+    return callback
+
+
+async def _app_notify_start(lk):
+    client = lk.client
+    holders = client.__dict__.setdefault("_bzw_notify_holders", set())
+    lk.__dict__["_bzw_value_sub"] = events.subscribe(
+        f"properties:changed:{id(client)}", _on_app_value(lk))
+    holders.add(lk)
+    if len(holders) == 1:
+        try:
+            await client.StartNotify()
+        except BaseException:
+            _app_notify_stop(lk, call_app=False)
+            raise
+
+
+def _app_notify_stop(lk, call_app=True):
+    sub = lk.__dict__.pop("_bzw_value_sub", None)
+    if sub is not None:
+        sub.unsubscribe()
+    holders = lk.client.__dict__.setdefault("_bzw_notify_holders", set())
+    if lk in holders:
+        holders.discard(lk)
+        if not holders and call_app:
+            _spawn(lk.client.StopNotify())
+
+
+def _notify_session_end(lk, sender):
+    sessions = _sessions(lk)
+    sub = sessions.pop(sender, None)
+    if sub is None:
+        return
+    sub.unsubscribe()
+    if not sessions:
+        _app_notify_stop(lk)
+        _emit_changed(lk, "Notifying", False)
+
+
+def _notify_drop_all(lk):
+    sessions = _sessions(lk)
+    had = bool(sessions)
+    for sub in sessions.values():
+        sub.unsubscribe()
+    sessions.clear()
+    if had:
+        _app_notify_stop(lk)
+
+
+def _uses_acquire(lk) -> bool:
+    return lk.client.NotifyAcquired.get() is not None
+
+
+_orig_start_notify = None
+_orig_stop_notify = None
+
+
+def _link_alive(lk) -> bool:
+    link = lk.__dict__.get("_bzw_link")
+    return link is not None and link.alive and not lk.__dict__.get("_bzw_removed")
+
+
+@_dbus_method
+async def _char_start_notify(self):
+    if not _link_alive(self):
+        raise DBusBluezNotConnectedError("Not Connected")
+    flags = self.client.Flags.get([])
+    if "notify" not in flags and "indicate" not in flags:
+        raise DBusBluezNotSupportedError("Operation is not supported")
+    if _uses_acquire(self):
+        return await _orig_start_notify(self)
+    sender = _sender()
+    sessions = _sessions(self)
+    if sender in sessions:
+        return
+    first = not sessions
+
+    async def on_sender_lost():
+        _notify_session_end(self, sender)
+
+    sessions[sender] = events.subscribe(f"service:lost:{sender}", on_sender_lost, once=True)
+    if first:
+        try:
+            await _app_notify_start(self)
+        except BaseException:
+            sub = sessions.pop(sender, None)
+            if sub is not None:
+                sub.unsubscribe()
+            raise
+        _emit_changed(self, "Notifying", True)
+
+
+@_dbus_method
+async def _char_stop_notify(self):
+    if _uses_acquire(self):
+        return await _orig_stop_notify(self)
+    sender = _sender()
+    if sender not in _sessions(self):
+        raise DBusBluezFailedError("No notify session started")
+    _notify_session_end(self, sender)
+
+
+def _char_notifying(self) -> bool:
+    if _uses_acquire(self):
+        return bool(self.client.Notifying.get(False))
+    return bool(self.__dict__.get("_bzw_sessions"))
+
+
+# ----------------------------------------------- discovery (P4 P5 P11 P13)
+
+def _stop_discovery(adapter):
+    adapter.discovering_task.cancel()
+    adapter.discovering_task = NoneTask()
+    for sub in adapter.scan_subscribers.values():
+        sub.unsubscribe()
+    adapter.scan_subscribers.clear()
+    if adapter.discovering:
+        _set(adapter, "Discovering", False)
+
+
+def _filter_match(central, fields, rssi) -> bool:
+    wanted = central.__dict__.get("_bzw_filter_uuids") or []
+    if wanted:
+        have = set(fields["uuids"]) | set(fields["service_data"].keys())
+        if not have.intersection(wanted):
+            return False
+    min_rssi = central.__dict__.get("_bzw_filter_rssi")
+    if min_rssi is not None and rssi < min_rssi:
+        return False
+    pattern = central.scan_filter_pattern
+    if pattern and not (fields["address"].upper().startswith(pattern.upper())
+                        or fields["name"].startswith(pattern)):
+        return False
+    return True
+
+
+def _rssi_for(address, tx_power):
+    override = World.rssi_override.get(address.upper())
+    if override is not None:
+        return override
+    return tx_power if tx_power is not None else DEFAULT_RSSI
+
+
+def _report(central, peer, fields, is_le):
+    rssi = _rssi_for(peer.address, fields["tx_power"])
+    if not _filter_match(central, fields, rssi):
+        return
+    path = _dev_path(central, peer.address)
+    dev = central.devices.get(path)
+    if dev is None:
+        dev = Device(peer, is_le=is_le, is_br_edr=not is_le)
+        dev.adapter = central
+        dev.name_ = fields["name"]
+        dev.appearance = fields["appearance"]
+        dev.uuids = fields["uuids"]
+        dev.manufacturer_data = fields["manufacturer_data"]
+        dev.service_data = fields["service_data"]
+        dev.tx_power = fields["tx_power"]
+        dev.rssi = rssi
+        log.info("found %s on %s (RSSI %d)", peer.address, central, rssi)
+        _export(dev, path)
+        central.devices[path] = dev
+        return
+    dev.peer_adapter = peer
+    if is_le:
+        dev.is_le = True
+    else:
+        dev.is_br_edr = True
+    if dev.name_ != fields["name"]:
+        _set(dev, "Name", fields["name"])
+        if "name__" not in dev.__dict__:   # P6: Alias follows Name
+            _emit_changed(dev, "Alias", dev.name)
+    for attr, key in (("appearance", "Appearance"), ("uuids", "UUIDs"),
+                      ("manufacturer_data", "ManufacturerData"),
+                      ("service_data", "ServiceData")):
+        if getattr(dev, attr) != fields[attr]:
+            _set(dev, key, fields[attr])
+    if dev.tx_power != fields["tx_power"]:
+        dev.tx_power = fields["tx_power"]
+        _emit_changed(dev, "TxPower", dev.tx_power or 0)
+    if dev.rssi != rssi:
+        dev.rssi = rssi
+        _emit_changed(dev, "RSSI", rssi)
+
+
+def _scan_tick(central):
+    if not central.powered:
+        return
+    transport = central.scan_filter_transport
+    scan_le = transport in ("auto", "le")
+    scan_br_edr = transport in ("auto", "bredr")
+    for peer in list(World.mock.adapters.values()):
+        if peer is central or not peer.powered:
+            continue
+        discoverable = peer.discoverable or (peer.discovering and peer.scan_filter_discoverable)
+        if scan_le:
+            adv = _usable_advertisement(peer)
+            if adv is not None and adv.Discoverable.get(discoverable):
+                _report(central, peer, {
+                    "address": peer.address,
+                    "name": adv.LocalName.get(peer.name),
+                    "appearance": adv.Appearance.get(0),
+                    "uuids": [BluetoothUUID(x) for x in adv.ServiceUUIDs.get([])],
+                    "manufacturer_data": adv.ManufacturerData.get({}),
+                    "service_data": {BluetoothUUID(k): v
+                                     for k, v in adv.ServiceData.get({}).items()},
+                    "tx_power": adv.TxPower.get(),
+                }, is_le=True)
+                continue
+        if scan_br_edr and discoverable:
+            _report(central, peer, {
+                "address": peer.address, "name": peer.name, "appearance": 0,
+                "uuids": list(peer.uuids), "manufacturer_data": {}, "service_data": {},
+                "tx_power": None,
+            }, is_le=False)
+
+
+async def _scan_loop(central):
+    while True:
+        await asyncio.sleep(World.scan_interval)
+        try:
+            _scan_tick(central)
+        except Exception:
+            log.exception("scan tick on %s", central)
+
+
+@_dbus_method
+async def _start_discovery(self):
+    sender = _sender()
+    if not self.powered:
+        raise DBusBluezNotReadyError("Resource Not Ready")
+    if sender in self.scan_subscribers:
+        raise DBusBluezInProgressError("Operation already in progress")
+
+    async def on_sender_lost():
+        sub = self.scan_subscribers.pop(sender, None)
+        if sub is not None and not self.scan_subscribers:
+            _stop_discovery(self)
+
+    self.scan_subscribers[sender] = events.subscribe(
+        f"service:lost:{sender}", on_sender_lost, once=True)
+    if self.discovering_task.done():
+        log.info("starting discovery on %s", self)
+        if not self.discovering:
+            _set(self, "Discovering", True)
+        _scan_tick(self)   # the first tick is done when StartDiscovery returns
+        self.discovering_task = asyncio.get_running_loop().create_task(_scan_loop(self))
+
+
+@_dbus_method
+async def _stop_discovery_method(self):
+    sub = self.scan_subscribers.pop(_sender(), None)
+    if sub is None:
+        raise DBusBluezFailedError("No discovery started")
+    sub.unsubscribe()
+    if not self.scan_subscribers:
+        _stop_discovery(self)
+
+
+@_dbus_method
+async def _set_discovery_filter(self, properties):
+    uuids, transport, rssi, duplicate, discoverable, pattern = [], "auto", None, False, False, None
+    try:
+        for key, (_, value) in properties.items():
+            if key == "UUIDs":
+                uuids = [BluetoothUUID(x) for x in value]
+            elif key == "Transport":
+                if value not in ("auto", "bredr", "le"):
+                    raise ValueError(value)
+                transport = value
+            elif key == "RSSI":
+                rssi = int(value)
+            elif key == "Pathloss":
+                pass
+            elif key == "DuplicateData":
+                duplicate = bool(value)
+            elif key == "Discoverable":
+                discoverable = bool(value)
+            elif key == "Pattern":
+                pattern = str(value) or None
+            else:
+                raise ValueError(key)
+    except ValueError as e:
+        raise DBusBluezInvalidArgumentsError(f"Invalid arguments in method call: {e}")
+    self.scan_filter_uuids = uuids
+    self.__dict__["_bzw_filter_uuids"] = uuids
+    self.__dict__["_bzw_filter_rssi"] = rssi
+    self.scan_filter_transport = transport
+    self.scan_filter_duplicate = duplicate
+    self.scan_filter_discoverable = discoverable
+    self.scan_filter_pattern = pattern
+
+
+def _powered_setter(self, value):
+    value = bool(value)
+    if self.powered == value:
+        return
+    self.powered = value
+    # Runs right after this Set returns, before the next message is read.
+    asyncio.get_running_loop().call_soon(_power_changed, self, value)
+
+
+def _power_changed(adapter, on):
+    try:
+        if World.mock.adapters.get(adapter.id) is not adapter:
+            return
+        if on:
+            _set(adapter, "PowerState", Adapter.PowerStateValue.OffEnabling)
+            _set(adapter, "PowerState", Adapter.PowerStateValue.On)
+        else:
+            _set(adapter, "PowerState", Adapter.PowerStateValue.OnDisabling)
+            _drop_links_of_adapter(adapter, REASON_LOCAL, REASON_TIMEOUT)   # P13
+            _stop_discovery(adapter)
+            _set(adapter, "PowerState", Adapter.PowerStateValue.Off)
+    except Exception:
+        log.exception("power change of %s", adapter)
+
+
+# ------------------------------------------------------------ org.bluezoo.Test1
+
+class WorldTest(sdbus.DbusInterfaceCommonAsync, interface_name="org.bluezoo.Test1"):
+    """Test controls: RSSI and link loss."""
+
+    @sdbus.dbus_method_async(input_signature="sn", input_args_names=["address", "rssi"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    async def SetRSSI(self, address: str, rssi: int) -> None:
+        address = _checked_address(address)
+        World.rssi_override[address] = rssi
+        _apply_rssi(address)
+
+    @sdbus.dbus_method_async(input_signature="s", input_args_names=["address"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    async def ClearRSSI(self, address: str) -> None:
+        address = _checked_address(address)
+        World.rssi_override.pop(address, None)
+        _apply_rssi(address)
+
+    @sdbus.dbus_method_async(input_signature="s", input_args_names=["address"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    async def DropLink(self, address: str) -> None:
+        address = _checked_address(address)
+        found = [link for link in World.links
+                 if address in (link.central.address.upper(), link.periph.address.upper())]
+        if not found:
+            raise BlueZooDoesNotExistError(f"No link with {address}")
+        for link in found:
+            _drop_link(link, REASON_TIMEOUT, REASON_TIMEOUT)
+
+
+def _checked_address(address: str) -> str:
+    try:
+        return BluetoothAddress(address).upper()
+    except ValueError:
+        raise DBusBluezInvalidArgumentsError(f"Invalid address {address!r}")
+
+
+def _apply_rssi(address):
+    for adapter in World.mock.adapters.values():
+        for dev in adapter.devices.values():
+            if dev.address.upper() != address:
+                continue
+            rssi = _rssi_for(address, dev.tx_power)
+            if dev.rssi != rssi:
+                dev.rssi = rssi
+                _emit_changed(dev, "RSSI", rssi)
+
+
+# --------------------------------------------------------------------- install
+
+def install_patches():
+    """Monkeypatch bluezoo 1.0.2.
+
+    P1  disconnect: GATT objects removed (InterfacesRemoved), ServicesResolved
+        and Connected false with PropertiesChanged, StopNotify to the app.
+    P2  Disconnect from either side (central or peripheral view) drops both.
+    P3  app gone (exit, UnregisterApplication, RemoveAdapter): its links drop
+        and its advertisement is no longer reported.
+    P4  RSSI := advertisement TxPower (-60 if absent), resynced every scan
+        tick; Test1.SetRSSI / ClearRSSI override.
+    P5  SetDiscoveryFilter UUIDs (and RSSI, Pattern) honoured; empty resets.
+    P6  Notifying and Alias changes are signalled.
+    P7  Connect while connected: no-op success.
+    P8  Connect to a peer without advertisement (app gone, powered off):
+        org.bluez.Error.Failed "le-connection-abort-by-local" after 0.2 s.
+    P9  app Confirm() only for indications.
+    P10 notify sessions per client; the app gets StartNotify/StopNotify once.
+    P11 one scan task per adapter; repeated StartDiscovery -> InProgress.
+    P13 Powered=false drops the adapter's links and stops its discovery.
+    Reconnect: fresh GATT objects per link, old ones are unexported first.
+    Extra: AlreadyExists/DoesNotExist like BlueZ for (Un)Register*.
+    """
+    global _orig_del_gatt_application, _orig_register_application
+    global _orig_register_advertisement, _orig_del_adapter
+    global _orig_start_notify, _orig_stop_notify
+
+    Device.peer = property(_peer_get, _peer_set)
+    Device.attach_to_adapter = _attach_to_adapter
+    Device.connect = _device_connect
+    Device.disconnect = _device_disconnect
+
+    _orig_del_gatt_application = GattManager._GattManager__del_gatt_application
+    GattManager._GattManager__del_gatt_application = _del_gatt_application
+    _orig_register_application = _replace_method(
+        GattManager, "RegisterApplication", _register_application)
+    _replace_method(GattManager, "UnregisterApplication", _unregister_application)
+    _orig_register_advertisement = _replace_method(
+        LEAdvertisingManager, "RegisterAdvertisement", _register_advertisement)
+
+    _orig_del_adapter = BluezMockService.del_adapter
+    BluezMockService.del_adapter = _del_adapter
+
+    _orig_start_notify = _replace_method(
+        GattCharacteristicClientLink, "StartNotify", _char_start_notify)
+    _orig_stop_notify = _replace_method(
+        GattCharacteristicClientLink, "StopNotify", _char_stop_notify)
+    GattCharacteristicClientLink.__dict__["Notifying"].property_getter = _char_notifying
+
+    _replace_method(Adapter, "StartDiscovery", _start_discovery)
+    _replace_method(Adapter, "StopDiscovery", _stop_discovery_method)
+    _replace_method(Adapter, "SetDiscoveryFilter", _set_discovery_filter)
+    Adapter.__dict__["Powered"].property_setter = _powered_setter
+
+
+# ------------------------------------------------------------------------ main
+
+async def _run(args, stop: asyncio.Event):
+    bus = setup_default_bus("session" if args.bus_session else "system")
+    World.scan_interval = args.scan_interval
+    World.mock = BluezMockService(args.auto_enable, args.scan_interval)
+    for id, address in enumerate(args.adapters or []):
+        await World.mock.add_adapter(id, address)
+    test = WorldTest()
+    test.export_to_dbus("/org/bluezoo")
+    # Own the name only when the adapters exist: a client that sees org.bluez
+    # appear can use them at once.
+    await bus.request_name_async("org.bluez", 0)
+    await asyncio.sleep(0)
+    sys.stdout.write("READY\n")
+    sys.stdout.flush()
+    await stop.wait()
+    log.info("shutting down")
+    bus.close()
+
+
+def main() -> int:
+    parser = ArgumentParser(description="bluezoo 1.0.2 with the glassd test-world patches")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="increase verbosity level (can be used multiple times)")
+    parser.add_argument("-q", "--quiet", action="count", default=0,
+                        help="decrease verbosity level (can be used multiple times)")
+    parser.add_argument("--bus-session", action="store_true",
+                        help="use the session bus; default is the system bus")
+    parser.add_argument("--auto-enable", action="store_true", help="auto-enable adapters")
+    parser.add_argument("--scan-interval", type=int, default=10,
+                        help="interval between scans; default is %(default)s seconds")
+    parser.add_argument("-a", "--adapter", metavar="ADDRESS", dest="adapters",
+                        action="append", type=BluetoothAddress, help="adapter to use")
+    args = parser.parse_args()
+    level = logging.INFO + 10 * (args.quiet - args.verbose)
+    logging.basicConfig(level=max(logging.DEBUG, min(logging.CRITICAL, level)))
+
+    install_patches()
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        loop.run_until_complete(_run(args, stop))
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
