@@ -21,9 +21,10 @@ public actor LinkSupervisor {
     private var link: BlueZLink?
     private let targets: AsyncStream<BluetoothAddress?>.Continuation
     private let targetStream: AsyncStream<BluetoothAddress?>
-    private let changes: AsyncStream<Void>.Continuation
-    /// Ticks when the link's own state changes (BlueZ changes tick `client.state` instead).
-    public nonisolated let changeStream: AsyncStream<Void>
+    private let changes: AsyncStream<LinkSnapshot>.Continuation
+    /// Every change of the link's own state, in order, none skipped (BlueZ's own changes tick
+    /// `client.state.changes()` instead).
+    public nonisolated let changeStream: AsyncStream<LinkSnapshot>
 
     public init(client: BlueZClient, store: any DeviceStore, settings: LinkSettings, logger: Logger) {
         self.client = client
@@ -31,7 +32,7 @@ public actor LinkSupervisor {
         self.settings = settings
         self.logger = logger
         (targetStream, targets) = AsyncStream.makeStream(of: BluetoothAddress?.self)
-        (changeStream, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (changeStream, changes) = AsyncStream.makeStream(of: LinkSnapshot.self)
     }
 
     // MARK: What the D-Bus side reads
@@ -65,7 +66,7 @@ public actor LinkSupervisor {
         guard state != new else { return }
         logger.info("link \(new.rawValue)", metadata: ["device": "\(paired?.address.description ?? "-")"])
         state = new
-        changes.yield()
+        changes.yield(snapshot())
     }
 
     // MARK: Requests

@@ -56,24 +56,59 @@ struct LinkInterface {
         ]
     }
 
+    private enum Update: Sendable {
+        /// The link changed: shown in order, every state.
+        case link(LinkSnapshot)
+        /// Something in BlueZ changed (RSSI, names, devices come and go).
+        case bluez
+    }
+
     /// Mirrors the supervisor and BlueZ into properties and device objects until cancelled.
     func run() async {
-        let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let (updates, sink) = AsyncStream.makeStream(of: Update.self)
         let bluezChanges = bluez.state.changes()
         await withDiscardingTaskGroup { group in
-            group.addTask { for await _ in supervisor.changeStream { tick.yield() } }
-            group.addTask { for await _ in bluezChanges { tick.yield() } }
+            group.addTask { for await snapshot in supervisor.changeStream { sink.yield(.link(snapshot)) } }
+            group.addTask { for await _ in bluezChanges { sink.yield(.bluez) } }
             var shown: [BluetoothAddress: LinkSnapshot.Device] = [:]
             var lastSeen: [BluetoothAddress: UInt64] = [:]
-            tick.yield()
-            for await _ in ticks {
-                let snapshot = await supervisor.snapshot()
-                await publish(snapshot, shown: &shown, lastSeen: &lastSeen)
+            sink.yield(.bluez)
+            for await update in updates {
+                switch update {
+                case .link(let snapshot):
+                    await publishDevices(snapshot, shown: &shown, lastSeen: &lastSeen)
+                    await publishLink(snapshot)
+                case .bluez:
+                    // The link's own fields only change through .link, so they never go back in time here.
+                    var snapshot = await supervisor.snapshot()
+                    for (i, device) in snapshot.devices.enumerated() {
+                        if let before = shown[device.address] {
+                            snapshot.devices[i].state = before.state
+                            snapshot.devices[i].connected = before.connected
+                            snapshot.devices[i].reconnectCount = before.reconnectCount
+                        }
+                    }
+                    await publishDevices(snapshot, shown: &shown, lastSeen: &lastSeen)
+                }
             }
         }
     }
 
-    private func publish(
+    private func publishLink(_ snapshot: LinkSnapshot) async {
+        do {
+            let paired = snapshot.paired.map { DBusValue.objectPath(GlassdBus.devicePath(address: $0.description)) }
+            try await connection.setProperty(
+                GlassdBus.Property.pairedDevice, to: paired ?? .objectPath("/"), interface: GlassdBus.managerInterface,
+                at: GlassdBus.managerPath)
+            try await connection.setProperty(
+                GlassdBus.Property.state, to: .string(snapshot.state.rawValue), interface: GlassdBus.managerInterface,
+                at: GlassdBus.managerPath)
+        } catch {
+            logger.warning("cannot publish the link state, ignoring: \(error)")
+        }
+    }
+
+    private func publishDevices(
         _ snapshot: LinkSnapshot, shown: inout [BluetoothAddress: LinkSnapshot.Device],
         lastSeen: inout [BluetoothAddress: UInt64]
     ) async {
@@ -97,24 +132,15 @@ struct LinkInterface {
                 if before == nil {
                     try await connection.export(deviceSpec(values), at: path, announce: true)
                 } else {
-                    for (name, value) in values { try await connection.setProperty(name, to: value, interface: GlassdBus.deviceInterface, at: path) }
+                    for (name, value) in values {
+                        try await connection.setProperty(name, to: value, interface: GlassdBus.deviceInterface, at: path)
+                    }
                 }
             } catch {
                 logger.warning("cannot publish \(address), ignoring: \(error)")
             }
         }
         shown = current
-        do {
-            let paired = snapshot.paired.map { DBusValue.objectPath(GlassdBus.devicePath(address: $0.description)) }
-            try await connection.setProperty(
-                GlassdBus.Property.pairedDevice, to: paired ?? .objectPath("/"), interface: GlassdBus.managerInterface,
-                at: GlassdBus.managerPath)
-            try await connection.setProperty(
-                GlassdBus.Property.state, to: .string(snapshot.state.rawValue), interface: GlassdBus.managerInterface,
-                at: GlassdBus.managerPath)
-        } catch {
-            logger.warning("cannot publish the link state, ignoring: \(error)")
-        }
     }
 
     private func deviceValues(_ device: LinkSnapshot.Device, lastSeen: UInt64) -> [(String, DBusValue)] {

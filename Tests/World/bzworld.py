@@ -21,8 +21,10 @@
 import asyncio
 import logging
 import signal
+import socket
 import sys
 from argparse import ArgumentParser
+from collections import deque
 from importlib.metadata import version
 
 BLUEZOO_VERSION = "1.0.2"
@@ -47,8 +49,8 @@ from bluezoo.device import Device  # noqa: E402
 from bluezoo.exceptions import (DBusBluezAlreadyExistsError,  # noqa: E402
                                 DBusBluezDoesNotExistError, DBusBluezFailedError,
                                 DBusBluezInProgressError, DBusBluezInvalidArgumentsError,
-                                DBusBluezNotConnectedError, DBusBluezNotReadyError,
-                                DBusBluezNotSupportedError)
+                                DBusBluezNotConnectedError, DBusBluezNotPermittedError,
+                                DBusBluezNotReadyError, DBusBluezNotSupportedError)
 from bluezoo.gatt import (GattCharacteristicClient, GattCharacteristicClientLink,  # noqa: E402
                           GattDescriptorClient, GattDescriptorClientLink, GattManager,
                           GattServiceClient, GattServiceClientLink)
@@ -109,7 +111,7 @@ def _spawn(coro):
 
 
 def _dev_path(adapter, address: str) -> str:
-    return f"{adapter.get_object_path()}/dev_{address.upper().replace(':', '_')}"
+    return f"{adapter.get_object_path()}/dev_{address.replace(':', '_')}"
 
 
 def _find_adapter(address: str):
@@ -425,6 +427,7 @@ def _on_app_value(lk):
             return
         value = properties["Value"]
         _emit_changed(lk, "Value", value)
+        _acquired_notify_send(lk, value)
         if "indicate" in lk.client.Flags.get([]):   # P9: Confirm only indications
             _spawn(lk.client.Confirm())
     return callback
@@ -467,6 +470,8 @@ def _notify_session_end(lk, sender):
 
 
 def _notify_drop_all(lk):
+    _release_write(lk, signal_it=False)
+    _release_notify(lk, signal_it=False)
     sessions = _sessions(lk)
     had = bool(sessions)
     for sub in sessions.values():
@@ -535,9 +540,210 @@ def _char_notifying(self) -> bool:
     return bool(self.__dict__.get("_bzw_sessions"))
 
 
+# ------------------------------------------- AcquireWrite / AcquireNotify (P12)
+#
+# Stock bluezoo only forwards Acquire* to the app. Real BlueZ implements them
+# itself for any remote characteristic, so do that: the central gets one end
+# of a SOCK_SEQPACKET pair. Each packet it writes becomes the app's
+# WriteValue(type=command) (in order, at most WRITE_WINDOW in flight); each
+# notification of the app becomes one packet. Closing the fd releases; link
+# loss closes our end (the central sees EOF / EPIPE). MTU = app's MTU or 512.
+# Apps that implement Acquire* themselves (WriteAcquired/NotifyAcquired
+# properties) keep the stock pass-through.
+
+WRITE_WINDOW = 16
+NOTIFY_BACKLOG = 4096             # packets queued for a slow AcquireNotify reader
+ACQUIRE_SESSION = "\0acquire"   # key of the AcquireNotify holder in _sessions()
+
+
+class _NoSubscription:
+    def unsubscribe(self):
+        pass
+
+
+def _socketpair():
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.setblocking(False)
+    # sd-bus duplicates the fd into the reply; close our copy of the central's
+    # end right after the reply has been built (same task step as our return).
+    asyncio.get_running_loop().call_soon(theirs.close)
+    return ours, theirs.fileno()
+
+
+def _release_write(lk, signal_it=True):
+    state = lk.__dict__.pop("_bzw_write", None)
+    if state is None:
+        return
+    loop = asyncio.get_running_loop()
+    loop.remove_reader(state["sock"].fileno())
+    state["sock"].close()
+    state["queue"].put_nowait(None)
+    if signal_it:
+        _emit_changed(lk, "WriteAcquired", False)
+
+
+def _release_notify(lk, signal_it=True):
+    sock = lk.__dict__.pop("_bzw_notify_sock", None)
+    if sock is None:
+        return
+    loop = asyncio.get_running_loop()
+    loop.remove_reader(sock.fileno())
+    loop.remove_writer(sock.fileno())
+    lk.__dict__.pop("_bzw_notify_backlog", None)
+    sock.close()
+    if signal_it:
+        sessions = _sessions(lk)
+        if sessions.pop(ACQUIRE_SESSION, None) is not None and not sessions:
+            _app_notify_stop(lk)
+            _emit_changed(lk, "Notifying", False)
+        _emit_changed(lk, "NotifyAcquired", False)
+
+
+def _acquired_notify_send(lk, value):
+    """One notification = one packet; kept in order in a bounded backlog
+    while the central does not read its end fast enough."""
+    sock = lk.__dict__.get("_bzw_notify_sock")
+    if sock is None:
+        return
+    backlog = lk.__dict__.setdefault("_bzw_notify_backlog", deque())
+    if len(backlog) >= NOTIFY_BACKLOG:
+        log.warning("acquired notify socket of %s full, notification dropped", lk)
+        return
+    backlog.append(bytes(value))
+    if len(backlog) == 1:
+        _acquired_notify_flush(lk)
+
+
+def _acquired_notify_flush(lk):
+    sock = lk.__dict__.get("_bzw_notify_sock")
+    backlog = lk.__dict__.get("_bzw_notify_backlog")
+    if sock is None or backlog is None:
+        return
+    loop = asyncio.get_running_loop()
+    try:
+        while backlog:
+            sock.send(backlog[0])
+            backlog.popleft()
+    except BlockingIOError:
+        loop.add_writer(sock.fileno(), _acquired_notify_flush, lk)
+        return
+    except OSError:
+        _release_notify(lk)
+        return
+    loop.remove_writer(sock.fileno())
+
+
+_orig_acquire_write = None
+_orig_acquire_notify = None
+
+
+@_dbus_method
+async def _char_acquire_write(self, options):
+    if not _link_alive(self):
+        raise DBusBluezNotConnectedError("Not Connected")
+    if self.client.WriteAcquired.get() is not None:
+        return await _orig_acquire_write(self, options)
+    if "write-without-response" not in self.client.Flags.get([]):
+        raise DBusBluezNotSupportedError("Operation is not supported")
+    if "_bzw_write" in self.__dict__:
+        raise DBusBluezNotPermittedError("Write acquired")
+    ours, fd = _socketpair()
+    loop = asyncio.get_running_loop()
+    queue = asyncio.Queue()
+    state = {"sock": ours, "queue": queue}
+    self.__dict__["_bzw_write"] = state
+
+    def on_readable():
+        try:
+            data = ours.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            _release_write(self)
+            return
+        queue.put_nowait(data)
+        if queue.qsize() >= WRITE_WINDOW:
+            loop.remove_reader(ours.fileno())   # backpressure: resumed by pump()
+            state["paused"] = True
+
+    async def pump():
+        window = asyncio.Semaphore(WRITE_WINDOW)
+        while True:
+            data = await queue.get()
+            if data is None:
+                return
+            if state.get("paused") and queue.qsize() < WRITE_WINDOW // 2 \
+                    and self.__dict__.get("_bzw_write") is state:
+                state["paused"] = False
+                loop.add_reader(ours.fileno(), on_readable)
+            await window.acquire()
+            options = {"type": ("s", "command"),
+                       "device": ("o", self.service.device.peer.get_object_path()),
+                       "mtu": ("q", self.mtu), "link": ("s", self.link)}
+            task = _spawn(self.client.WriteValue(data, options))
+            task.add_done_callback(lambda _: window.release())
+
+    loop.add_reader(ours.fileno(), on_readable)
+    state["pump"] = _spawn(pump())
+    _emit_changed(self, "WriteAcquired", True)
+    return (fd, self.mtu)
+
+
+@_dbus_method
+async def _char_acquire_notify(self, options):
+    if not _link_alive(self):
+        raise DBusBluezNotConnectedError("Not Connected")
+    if _uses_acquire(self):
+        return await _orig_acquire_notify(self, options)
+    flags = self.client.Flags.get([])
+    if "notify" not in flags and "indicate" not in flags:
+        raise DBusBluezNotSupportedError("Operation is not supported")
+    if "_bzw_notify_sock" in self.__dict__:
+        raise DBusBluezNotPermittedError("Notify acquired")
+    sessions = _sessions(self)
+    first = not sessions
+    sessions[ACQUIRE_SESSION] = _NoSubscription()
+    if first:
+        try:
+            await _app_notify_start(self)
+        except BaseException:
+            sessions.pop(ACQUIRE_SESSION, None)
+            raise
+    ours, fd = _socketpair()
+    self.__dict__["_bzw_notify_sock"] = ours
+
+    def on_readable():   # the central closed its end (or wrote: ignored)
+        try:
+            if ours.recv(65536):
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        _release_notify(self)
+
+    asyncio.get_running_loop().add_reader(ours.fileno(), on_readable)
+    _emit_changed(self, "NotifyAcquired", True)
+    if first:
+        _emit_changed(self, "Notifying", True)
+    return (fd, self.mtu)
+
+
+def _char_write_acquired(self) -> bool:
+    return "_bzw_write" in self.__dict__ or bool(self.client.WriteAcquired.get(False))
+
+
+def _char_notify_acquired(self) -> bool:
+    return "_bzw_notify_sock" in self.__dict__ or bool(self.client.NotifyAcquired.get(False))
+
+
 # ----------------------------------------------- discovery (P4 P5 P11 P13)
 
 def _stop_discovery(adapter):
+    if adapter.discovering:
+        log.info("stopping discovery on %s", adapter)
     adapter.discovering_task.cancel()
     adapter.discovering_task = NoneTask()
     for sub in adapter.scan_subscribers.values():
@@ -548,7 +754,7 @@ def _stop_discovery(adapter):
 
 
 def _filter_match(central, fields, rssi) -> bool:
-    wanted = central.__dict__.get("_bzw_filter_uuids") or []
+    wanted = central.scan_filter_uuids
     if wanted:
         have = set(fields["uuids"]) | set(fields["service_data"].keys())
         if not have.intersection(wanted):
@@ -712,7 +918,6 @@ async def _set_discovery_filter(self, properties):
     except ValueError as e:
         raise DBusBluezInvalidArgumentsError(f"Invalid arguments in method call: {e}")
     self.scan_filter_uuids = uuids
-    self.__dict__["_bzw_filter_uuids"] = uuids
     self.__dict__["_bzw_filter_rssi"] = rssi
     self.scan_filter_transport = transport
     self.scan_filter_duplicate = duplicate
@@ -814,13 +1019,14 @@ def install_patches():
     P9  app Confirm() only for indications.
     P10 notify sessions per client; the app gets StartNotify/StopNotify once.
     P11 one scan task per adapter; repeated StartDiscovery -> InProgress.
+    P12 AcquireWrite/AcquireNotify served by bzworld for any app.
     P13 Powered=false drops the adapter's links and stops its discovery.
     Reconnect: fresh GATT objects per link, old ones are unexported first.
     Extra: AlreadyExists/DoesNotExist like BlueZ for (Un)Register*.
     """
     global _orig_del_gatt_application, _orig_register_application
     global _orig_register_advertisement, _orig_del_adapter
-    global _orig_start_notify, _orig_stop_notify
+    global _orig_start_notify, _orig_stop_notify, _orig_acquire_write, _orig_acquire_notify
 
     Device.peer = property(_peer_get, _peer_set)
     Device.attach_to_adapter = _attach_to_adapter
@@ -843,6 +1049,12 @@ def install_patches():
     _orig_stop_notify = _replace_method(
         GattCharacteristicClientLink, "StopNotify", _char_stop_notify)
     GattCharacteristicClientLink.__dict__["Notifying"].property_getter = _char_notifying
+    _orig_acquire_write = _replace_method(
+        GattCharacteristicClientLink, "AcquireWrite", _char_acquire_write)
+    _orig_acquire_notify = _replace_method(
+        GattCharacteristicClientLink, "AcquireNotify", _char_acquire_notify)
+    GattCharacteristicClientLink.__dict__["WriteAcquired"].property_getter = _char_write_acquired
+    GattCharacteristicClientLink.__dict__["NotifyAcquired"].property_getter = _char_notify_acquired
 
     _replace_method(Adapter, "StartDiscovery", _start_discovery)
     _replace_method(Adapter, "StopDiscovery", _stop_discovery_method)
@@ -862,7 +1074,12 @@ async def _run(args, stop: asyncio.Event):
     test.export_to_dbus("/org/bluezoo")
     # Own the name only when the adapters exist: a client that sees org.bluez
     # appear can use them at once.
-    await bus.request_name_async("org.bluez", 0)
+    try:
+        await bus.request_name_async("org.bluez", 0)
+    except sdbus.SdBusBaseError as e:
+        log.critical("cannot own org.bluez on this bus (%s): is another BlueZ running?",
+                     type(e).__name__)
+        raise SystemExit(1)
     await asyncio.sleep(0)
     sys.stdout.write("READY\n")
     sys.stdout.flush()
@@ -883,7 +1100,8 @@ def main() -> int:
     parser.add_argument("--scan-interval", type=int, default=10,
                         help="interval between scans; default is %(default)s seconds")
     parser.add_argument("-a", "--adapter", metavar="ADDRESS", dest="adapters",
-                        action="append", type=BluetoothAddress, help="adapter to use")
+                        action="append", type=lambda a: BluetoothAddress(a.upper()),
+                        help="adapter to use")
     args = parser.parse_args()
     level = logging.INFO + 10 * (args.quiet - args.verbose)
     logging.basicConfig(level=max(logging.DEBUG, min(logging.CRITICAL, level)))
