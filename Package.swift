@@ -36,7 +36,10 @@ let package = Package(
 
         // Adapters.
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
-        .target(name: "Bluetooth", dependencies: ["DBusKit", "GlassdCore"], swiftSettings: strict),
+        .target(
+            name: "Bluetooth",
+            dependencies: ["DBusKit", "GlassdCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .target(name: "HTTPKit", dependencies: ["CCurl", "GlassdCore"], swiftSettings: strict),
         .target(
             name: "Storage",
@@ -77,6 +80,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "glassd", "glassctl", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -12,11 +12,15 @@ public struct LinkSettings: Sendable {
     /// Connect and service resolution, each (the glasses may be rebooting).
     public var connectTimeout: Duration
     public var backoff: ReconnectBackoff
+    /// Use AcquireNotify/AcquireWrite sockets where BlueZ offers them (else D-Bus messages).
+    public var acquireSockets: Bool
 
     public init(
         adapter: String? = nil, scanTimeout: Duration = .seconds(10), scanSettle: Duration = .seconds(2),
-        connectTimeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff()
+        connectTimeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(),
+        acquireSockets: Bool = true
     ) {
+        self.acquireSockets = acquireSockets
         self.adapter = adapter
         self.scanTimeout = scanTimeout
         self.scanSettle = scanSettle

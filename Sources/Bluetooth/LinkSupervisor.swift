@@ -277,25 +277,12 @@ public actor LinkSupervisor {
         }
         try await client.call(device, BlueZ.device, "Connect", timeoutSeconds: seconds(settings.connectTimeout))
         try await client.state.wait(timeout: settings.connectTimeout) { $0.isResolved(device) }
-        let snapshot = client.state.snapshot
-        guard let serialRX = snapshot.characteristic(device, uuid: MonocleUUID.serialRX),
-            let serialTX = snapshot.characteristic(device, uuid: MonocleUUID.serialTX),
-            let dataRX = snapshot.characteristic(device, uuid: MonocleUUID.dataRX),
-            let dataTX = snapshot.characteristic(device, uuid: MonocleUUID.dataTX)
-        else {
-            _ = try? await client.call(device, BlueZ.device, "Disconnect")
-            throw LinkError.failed("\(address) does not offer the Monocle services")
-        }
-        let link = BlueZLink(
-            serial: BlueZChannel(client: client, rx: serialRX.path, tx: serialTX.path, mtu: serialRX.mtu),
-            data: BlueZChannel(client: client, rx: dataRX.path, tx: dataTX.path, mtu: dataRX.mtu))
         do {
-            for tx in [serialTX.path, dataTX.path] { try await client.call(tx, BlueZ.characteristic, "StartNotify") }
+            return try await openChannels(device)
         } catch {
-            link.close()
+            _ = try? await client.call(device, BlueZ.device, "Disconnect")
             throw error
         }
-        return link
     }
 
     /// Waits until the link drops (true) or the wait is cancelled (false).

@@ -21,14 +21,16 @@ private final class MemoryDeviceStore: DeviceStore {
     "Byte channels over BlueZ",
     .enabled(if: BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil))
 struct ByteChannelTests {
-    @Test("the link carries bytes both ways, in order, in writes of at most MTU − 3")
-    func echo() async throws {
+    @Test(
+        "the link carries bytes both ways, in order, in writes of at most MTU − 3",
+        arguments: [true, false])
+    func echo(acquireSockets: Bool) async throws {
         try await BLEWorld.with { ble in
             try await ble.withMonocle(2, txPower: -45) { _ in
                 let bus = try await BusConnection.open(.address(ble.world.busAddress))
                 let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
                 let supervisor = LinkSupervisor(
-                    client: client, store: MemoryDeviceStore(), settings: LinkSettings(adapter: "hci0", scanTimeout: .seconds(5)),
+                    client: client, store: MemoryDeviceStore(), settings: LinkSettings(adapter: "hci0", scanTimeout: .seconds(5), acquireSockets: acquireSockets),
                     logger: Logger(label: "test"))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await client.run() }
@@ -41,6 +43,24 @@ struct ByteChannelTests {
                         if link != nil { break }
                     }
                     let channel = try #require(link?.serial)
+                    // BlueZ shows whether the sockets were taken.
+                    let device = "/org/bluez/hci0/dev_" + BLEWorld.adapterAddress(2).replacingOccurrences(of: ":", with: "_")
+                    let characteristics = client.state.snapshot.objects.filter { $0.key.hasPrefix(device + "/") }
+                        .compactMap { $0.value["org.bluez.GattCharacteristic1"] }
+                    func flag(_ uuid: String, _ name: String) -> Bool? {
+                        characteristics.first { $0["UUID"]?.string == uuid }?[name]?.bool
+                    }
+                    try await client.state.wait(timeout: .seconds(5)) { snapshot in
+                        snapshot.objects.contains { path, interfaces in
+                            path.hasPrefix(device + "/") && interfaces["org.bluez.GattCharacteristic1"]?["UUID"]?.string == MonocleUUID.serialRX
+                                && interfaces["org.bluez.GattCharacteristic1"]?["WriteAcquired"]?.bool == acquireSockets
+                        }
+                    }
+                    #expect(flag(MonocleUUID.serialRX, "WriteAcquired") != nil)
+                    #expect(client.state.snapshot.objects.contains { path, interfaces in
+                        path.hasPrefix(device + "/") && interfaces["org.bluez.GattCharacteristic1"]?["UUID"]?.string == MonocleUUID.serialTX
+                            && interfaces["org.bluez.GattCharacteristic1"]?["NotifyAcquired"]?.bool == acquireSockets
+                    })
                     let sent = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) }
                     var received: [UInt8] = []
                     async let echoed: [UInt8] = {
@@ -54,8 +74,13 @@ struct ByteChannelTests {
                     try await channel.write(sent)
                     received = await echoed
                     #expect(received == sent)
-                    // The data channel is separate.
-                    try await #require(link?.data).write(Array("data".utf8))
+                    // The data channel is separate; its echo means the Monocle has recorded the write.
+                    let data = try #require(link?.data)
+                    try await data.write(Array("data".utf8))
+                    for await piece in data.incoming {
+                        #expect(piece == Array("data".utf8))
+                        break
+                    }
 
                     let records = try String(contentsOfFile: ble.recordFile(2), encoding: .utf8)
                         .split(separator: "\n").compactMap {
