@@ -131,7 +131,7 @@ struct Devices: AsyncParsableCommand {
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print glassd's state changes as they happen, until interrupted.")
+        abstract: "Print the link state, then every change as it happens, until interrupted.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -147,16 +147,23 @@ struct Watch: AsyncParsableCommand {
             let client = try await options.connect()
             let changes = try await client.connection.signals(
                 SignalMatch(sender: GlassdBus.name, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            func show(_ change: Change) throws {
+                if options.json {
+                    try printJSON(change)
+                } else {
+                    print("\(change.path) \(change.property) = \(change.value)")
+                }
+                fflush(nil)
+            }
+            // Where things stand, then every change (the subscription is already in place).
+            for property in [GlassdBus.Property.state, GlassdBus.Property.pairedDevice] {
+                let value = try await client.property(property)
+                try show(Change(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, property: property, value: value.display))
+            }
             for await signal in changes {
                 guard signal.arguments.count >= 2, let interface = signal.arguments[0].string else { continue }
                 for (name, value) in (signal.arguments[1].stringKeyed ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    let change = Change(path: signal.path, interface: interface, property: name, value: value.variantInner.display)
-                    if options.json {
-                        try printJSON(change)
-                    } else {
-                        print("\(change.path) \(change.property) = \(change.value)")
-                    }
-                    fflush(nil)
+                    try show(Change(path: signal.path, interface: interface, property: name, value: value.variantInner.display))
                 }
             }
         }

@@ -3,6 +3,8 @@ import DBusKit
 import Foundation
 import FoundationXML
 import GlassdAPI
+import Subprocess
+import SystemPackage
 import Testing
 
 private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
@@ -115,6 +117,53 @@ struct LinkIntegrationTests {
             // The BlueZ link is gone too.
             let bluezDevice = "/org/bluez/hci0/dev_" + weakest.replacingOccurrences(of: ":", with: "_")
             try await waitForProperty(bus, destination: "org.bluez", path: bluezDevice, interface: "org.bluez.Device1", "Connected", equals: .bool(false))
+        }
+    }
+
+    @Test("a concurrent Pair is Busy; a missing adapter is NoAdapter")
+    func busyAndNoAdapter() async throws {
+        try await withThreeMonocles { ble, _, bus in
+            async let first = ble.world.glassctl(["pair"])
+            try await Task.sleep(for: .milliseconds(300))  // the first is scanning (it settles for 2 s)
+            let second = try await ble.world.glassctl(["pair"])
+            #expect(second.stderr.hasSuffix("(\(GlassdErrorName.busy))\n"), "\(second.stderr)")
+            #expect(try await first.ok)
+        }
+        try await BLEWorld.with { ble in
+            let config = try ble.writeConfig()
+            try (String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(of: "hci0", with: "hci9"))
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            try await ble.world.withGlassd(config: config) { _ in
+                let pair = try await ble.world.glassctl(["pair"])
+                #expect(pair.stderr.hasSuffix("(\(GlassdErrorName.noAdapter))\n"), "\(pair.stderr)")
+                let scan = try await ble.world.glassctl(["scan", "--seconds", "0"])
+                #expect(scan.stderr.hasSuffix("(\(GlassdErrorName.noAdapter))\n"))
+            }
+        }
+    }
+
+    @Test("at start-up glassd reconnects to the stored device; glassctl watch shows it happen")
+    func reconnectAtStartup() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withMonocle(2, txPower: -45) { _ in
+                let config = try ble.writeConfig()
+                try await ble.world.withGlassd(config: config) { _ in
+                    let bus = try await ble.world.connect()
+                    _ = try await ble.world.callManager("Pair", "s", [""])
+                    try await managerState(bus, "connected")
+                    await bus.close()
+                }
+                try await ble.world.withGlassd(config: config) { _ in
+                    let bus = try await ble.world.connect()
+                    try await managerState(bus, "connected")
+                    await bus.close()
+                    // glassctl watch: the state first, then each change of a dropped and restored link.
+                    let states = try await watchStates(ble.world, count: 4) {
+                        _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", strongest])
+                    }
+                    #expect(states == ["connected", "disconnected", "connecting", "connected"])
+                }
+            }
         }
     }
 
@@ -231,6 +280,29 @@ struct LinkIntegrationTests {
             #expect(used <= 5, "glassd used \(used) ticks while idle")
         }
     }
+}
+
+/// The State values `glassctl watch --json` prints: the first at once, then `count - 1` more after
+/// `action` runs (which it does once the watch has shown it is subscribed).
+private func watchStates(_ world: World, count: Int, after action: @Sendable () async throws -> Void) async throws -> [String] {
+    let result = try await run(
+        .path(FilePath(Paths.glassctl)), arguments: ["watch", "--bus", "session", "--json"],
+        environment: .inherit.updating(["DBUS_SESSION_BUS_ADDRESS": world.busAddress]), input: .none,
+        output: .sequence, error: .discarded
+    ) { execution in
+        var states: [String] = []
+        for try await line in execution.standardOutput.strings() {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String],
+                object["path"] == GlassdBus.managerPath, object["property"] == "State", let value = object["value"]
+            else { continue }
+            states.append(value)
+            if states.count == 1 { try await action() }
+            if states.count == count { break }
+        }
+        await execution.teardown(using: [.gracefulShutDown(allowedDurationToNextStep: .seconds(2))])
+        return states
+    }
+    return result.closureResult
 }
 
 /// utime + stime of a process, in clock ticks.
