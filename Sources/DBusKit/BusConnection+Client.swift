@@ -25,10 +25,30 @@ public struct SignalMatch: Sendable {
     }
 }
 
-/// Carries a continuation through a C callback's userdata.
-private final class ReplyBox {
-    let continuation: CheckedContinuation<[DBusValue], any Error>
-    init(_ continuation: CheckedContinuation<[DBusValue], any Error>) { self.continuation = continuation }
+/// An outgoing call waiting for its reply: reached from the reply callback through userdata, and
+/// from cancellation and close through `BusState`. Confined to the bus thread; resumed exactly once.
+final class PendingCall {
+    let id: UInt64
+    unowned let state: BusState
+    var slot: OpaquePointer?
+    private var continuation: CheckedContinuation<[DBusValue], any Error>?
+
+    init(id: UInt64, state: BusState, continuation: CheckedContinuation<[DBusValue], any Error>) {
+        self.id = id
+        self.state = state
+        self.continuation = continuation
+    }
+
+    /// Resumes the caller (once) and forgets the call; dropping the slot cancels it in sd-bus.
+    func finish(_ result: Result<[DBusValue], any Error>) {
+        guard let continuation else { return }
+        self.continuation = nil
+        state.forgetCall(id)
+        let slot = self.slot
+        self.slot = nil
+        sd_bus_slot_unref(slot)
+        continuation.resume(with: result)
+    }
 }
 
 /// A live signal match; owned by the connection, confined to the bus thread.
@@ -58,17 +78,26 @@ extension BusConnection {
         defer { sd_bus_message_unref(m) }
         try MessageWriter.append(arguments, to: m)
         let usec = UInt64(max(0, timeoutSeconds) * 1_000_000)
-        return try await withCheckedThrowingContinuation { continuation in
-            let box = Unmanaged.passRetained(ReplyBox(continuation)).toOpaque()
-            r = sd_bus_call_async(bus, nil, m, replyTrampoline, box, usec)
-            if r < 0 {
-                Unmanaged<ReplyBox>.fromOpaque(box).release()
-                continuation.resume(throwing: BusError.system(r, "calling \(interface).\(member)"))
-                return
+        let id = makeID()
+        let loop = self.loop
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let pending = PendingCall(id: id, state: state, continuation: continuation)
+                var slot: OpaquePointer?
+                r = sd_bus_call_async(bus, &slot, m, replyTrampoline, Unmanaged.passUnretained(pending).toOpaque(), usec)
+                if r < 0 {
+                    pending.finish(.failure(BusError.system(r, "calling \(interface).\(member)")))
+                    return
+                }
+                pending.slot = slot
+                state.rememberCall(pending)
+                var cookie: UInt64 = 0
+                _ = sd_bus_message_get_cookie(m, &cookie)
+                sent(cookie)
             }
-            var cookie: UInt64 = 0
-            _ = sd_bus_message_get_cookie(m, &cookie)
-            sent(cookie)
+        } onCancel: { [weak self] in
+            guard let connection = self else { return }
+            loop.execute { connection.assumeIsolated { $0.state.call(id)?.finish(.failure(CancellationError())) } }
         }
     }
 
@@ -98,22 +127,22 @@ extension BusConnection {
 
 private let replyTrampoline: sd_bus_message_handler_t = { m, userdata, _ in
     guard let userdata else { return 0 }
-    let box = Unmanaged<ReplyBox>.fromOpaque(userdata).takeRetainedValue()
+    let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
     guard let m else {
-        box.continuation.resume(throwing: BusError.failed("no reply"))
+        pending.finish(.failure(BusError.failed("no reply")))
         return 0
     }
     if sd_bus_message_is_method_error(m, nil) > 0 {
         let e = sd_bus_message_get_error(m)
         let name = e?.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
         let message = e?.pointee.message.map { String(cString: $0) } ?? ""
-        box.continuation.resume(throwing: BusError(name: name, message: message))
+        pending.finish(.failure(BusError(name: name, message: message)))
         return 0
     }
     do {
-        box.continuation.resume(returning: try MessageReader.readAll(m))
+        pending.finish(.success(try MessageReader.readAll(m)))
     } catch {
-        box.continuation.resume(throwing: error)
+        pending.finish(.failure(error))
     }
     return 0
 }

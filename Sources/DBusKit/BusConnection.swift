@@ -19,7 +19,7 @@ public actor BusConnection {
     private var objects: [String: ExportedObject] = [:]
     private var managerSlots: [OpaquePointer] = []
     private var subscriptions: [UInt64: Subscription] = [:]
-    private let state: BusState
+    let state: BusState
     private nonisolated let incomingCalls: AsyncStream<BusState.IncomingCall>
 
     private init(loop: BusLoop) {
@@ -223,8 +223,9 @@ public actor BusConnection {
 
     // MARK: Incoming method calls
 
-    /// Runs method handlers, each in its own child task, until the connection closes. A slow
-    /// handler never holds up the bus: introspection and property reads are answered meanwhile.
+    /// Runs method handlers, each in its own child task, until the connection closes (then the
+    /// handlers still running are cancelled: their replies could not be sent). A slow handler
+    /// never holds up the bus: introspection and property reads are answered meanwhile.
     public nonisolated func serve() async {
         await withDiscardingTaskGroup { group in
             for await incoming in incomingCalls {
@@ -240,6 +241,7 @@ public actor BusConnection {
                     await self.reply(to: incoming.id, with: result)
                 }
             }
+            group.cancelAll()
         }
     }
 

@@ -16,6 +16,8 @@ final class BusState {
     }
 
     private var pending: [UInt64: PendingReply] = [:]
+    /// Our own calls waiting for replies (they hold the only strong reference to each).
+    private var calls: [UInt64: PendingCall] = [:]
     private var nextID: UInt64 = 1
     private let incoming: AsyncStream<IncomingCall>.Continuation
 
@@ -58,10 +60,15 @@ final class BusState {
         pending.removeValue(forKey: id)
     }
 
-    /// On close: forget unanswered calls and stop the stream of new ones.
+    func rememberCall(_ call: PendingCall) { calls[call.id] = call }
+    func forgetCall(_ id: UInt64) { calls.removeValue(forKey: id) }
+    func call(_ id: UInt64) -> PendingCall? { calls[id] }
+
+    /// On close: forget unanswered incoming calls, fail our outgoing ones, stop the stream of new ones.
     func dropPending() {
         for (_, reply) in pending { sd_bus_message_unref(reply.message) }
         pending.removeAll()
+        for (_, call) in calls { call.finish(.failure(BusError.failed("the bus connection closed"))) }
         incoming.finish()
     }
 }

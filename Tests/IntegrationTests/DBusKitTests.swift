@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import Testing
+
+/// The project's sd-bus layer on its own, between two connections on a private bus.
+@Suite("DBusKit")
+struct DBusKitTests {
+    private static let iface = "org.glassd.Test1"
+
+    /// Serves `spec` at /t on one connection, gives `body` a second connection to call it from.
+    private func withService(_ spec: InterfaceSpec, _ body: (BusConnection, String) async throws -> Void) async throws {
+        try await World.with { world in
+            let server = try await BusConnection.open(.address(world.busAddress))
+            try await server.export(spec, at: "/t")
+            let name = try await server.uniqueName()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await server.serve() }
+                let client = try await BusConnection.open(.address(world.busAddress))
+                try await body(client, name)
+                await client.close()
+                await server.close()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    @Test("values of every kind survive a round trip")
+    func roundTrip() async throws {
+        let values: [DBusValue] = [
+            .byte(255), .bool(true), .int16(-2), .uint16(65535), .int32(-70000), .uint32(4_000_000_000),
+            .int64(-1 << 40), .uint64(1 << 63), .double(-0.5), .string("héllo \"quoted\""), .objectPath("/a/b"),
+            .signature("a{sv}"), .bytes([0, 1, 2, 255]), .array(element: "s", []), .array(element: "(xs)", [.structure([.int64(1), .string("x")])]),
+            .vardict(["n": .int16(-3), "list": .array(element: "s", [.string("a")]), "nested": .vardict(["k": .bool(false)])]),
+            .dict(key: "o", value: "a{sv}", [.init(.objectPath("/p"), .vardict([:]))]),
+            .variant(.variant(.uint32(7))),
+        ]
+        let input = values.enumerated().map { ("in\($0.offset)", $0.element.signature) }
+        let output = values.enumerated().map { ("out\($0.offset)", $0.element.signature) }
+        let spec = InterfaceSpec(name: Self.iface, methods: [
+            .init("Echo", input: input, output: output) { call in call.arguments },
+        ])
+        try await withService(spec) { client, name in
+            let reply = try await client.call(name, path: "/t", interface: Self.iface, member: "Echo", values)
+            #expect(reply == values)
+        }
+    }
+
+    @Test("errors come back typed; unknown methods are refused")
+    func errors() async throws {
+        let spec = InterfaceSpec(name: Self.iface, methods: [
+            .init("Fail") { _ in throw BusError(name: "org.glassd.Error.Test", message: "as asked") },
+            .init("Crash") { _ in throw CocoaError(.fileNoSuchFile) },
+        ])
+        try await withService(spec) { client, name in
+            await #expect(throws: BusError(name: "org.glassd.Error.Test", message: "as asked")) {
+                try await client.call(name, path: "/t", interface: Self.iface, member: "Fail")
+            }
+            do {
+                _ = try await client.call(name, path: "/t", interface: Self.iface, member: "Crash")
+                Issue.record("Crash should fail")
+            } catch let error as BusError {
+                #expect(error.name == "org.freedesktop.DBus.Error.Failed")
+            }
+            do {
+                _ = try await client.call(name, path: "/t", interface: Self.iface, member: "Nope")
+                Issue.record("Nope should fail")
+            } catch let error as BusError {
+                #expect(error.name == "org.freedesktop.DBus.Error.UnknownMethod")
+            }
+        }
+    }
+
+    @Test("a cancelled call ends at once, and the connection keeps working")
+    func cancellation() async throws {
+        let started = AsyncStream.makeStream(of: Void.self)
+        let spec = InterfaceSpec(name: Self.iface, methods: [
+            .init("Slow") { _ in
+                started.continuation.yield()
+                try? await Task.sleep(for: .seconds(60))
+                return []
+            },
+            .init("Fast", output: [("v", "u")]) { _ in [.uint32(1)] },
+        ])
+        try await withService(spec) { client, name in
+            let clock = ContinuousClock()
+            let start = clock.now
+            await withTaskGroup(of: (any Error)?.self) { group in
+                group.addTask {
+                    do {
+                        _ = try await client.call(name, path: "/t", interface: Self.iface, member: "Slow", timeoutSeconds: 120)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                for await _ in started.stream { break }
+                group.cancelAll()
+                let error = await group.next() ?? nil
+                #expect(error is CancellationError)
+            }
+            #expect(clock.now - start < .seconds(30))
+            let fast = try await client.call(name, path: "/t", interface: Self.iface, member: "Fast")
+            #expect(fast == [.uint32(1)])
+        }
+    }
+}
