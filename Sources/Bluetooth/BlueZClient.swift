@@ -18,7 +18,13 @@ public final class BlueZClient: Sendable {
         case owner(String)
     }
 
-    /// Keeps `state` in step with org.bluez until cancelled, across bluetoothd restarts.
+    /// The system bus connection was lost: the daemon must restart to see BlueZ again.
+    public struct BusLost: Error, CustomStringConvertible {
+        public var description: String { "the system bus connection was lost" }
+    }
+
+    /// Keeps `state` in step with org.bluez until cancelled, across bluetoothd restarts; throws
+    /// `BusLost` if the system bus goes away.
     public func run() async throws {
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
         let fromBlueZ = try await bus.signals(SignalMatch(sender: BlueZ.service))
@@ -26,15 +32,18 @@ public final class BlueZClient: Sendable {
             SignalMatch(
                 sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                 member: "NameOwnerChanged"))
-        // One consumer applies everything in order, so a snapshot and the signals after it converge.
+        // One consumer applies everything, so a snapshot and the org.bluez signals after it converge
+        // (bluetoothd's comings and goings may interleave with those; a refresh settles them).
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
                 for await signal in fromBlueZ { sink.yield(.signal(signal)) }
+                sink.finish()  // the connection closed
             }
             group.addTask {
                 for await signal in owners where signal.arguments.first?.string == BlueZ.service {
                     sink.yield(.owner(signal.arguments.last?.string ?? ""))
                 }
+                sink.finish()
             }
             await refresh()
             for await event in events {
@@ -49,6 +58,10 @@ public final class BlueZClient: Sendable {
                         await refresh()
                     }
                 }
+            }
+            guard Task.isCancelled else {
+                state.reset([:], present: false)
+                throw BusLost()
             }
         }
     }
@@ -108,9 +121,5 @@ public final class BlueZClient: Sendable {
     ) async throws -> [DBusValue] {
         try await bus.call(
             BlueZ.service, path: path, interface: interface, member: member, arguments, timeoutSeconds: timeoutSeconds)
-    }
-
-    func setProperty(_ path: String, _ interface: String, _ name: String, _ value: DBusValue) async throws {
-        try await call(path, BlueZ.properties, "Set", [.string(interface), .string(name), .variant(value)])
     }
 }

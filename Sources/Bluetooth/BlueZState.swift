@@ -100,7 +100,7 @@ public final class BlueZState: Sendable {
 
     /// Value notifications of the characteristic at `path`, until `stopValues(path)`.
     func values(of path: String) -> AsyncStream<[UInt8]> {
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: notificationBuffer)
         let old = inner.withLock { state in
             defer { state.valueListeners[path] = continuation }
             return state.valueListeners[path]
@@ -118,6 +118,7 @@ public final class BlueZState: Sendable {
     /// Returns once `condition` holds (at once if it already does); throws `TimedOut` after
     /// `timeout`, or CancellationError.
     public func wait(timeout: Duration? = nil, until condition: @escaping @Sendable (Snapshot) -> Bool) async throws {
+        try Task.checkCancellation()
         if condition(snapshot) { return }
         guard let timeout else { return try await waitForever(condition) }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -156,6 +157,10 @@ public final class BlueZState: Sendable {
         }
     }
 }
+
+/// Notifications kept for a reader that lags: about 256 KiB of 253-byte packets. Beyond that the
+/// oldest go, so a chatty device cannot grow the daemon without bound.
+let notificationBuffer = AsyncStream<[UInt8]>.Continuation.BufferingPolicy.bufferingNewest(1024)
 
 extension DBusValue {
     /// The value inside any variants.

@@ -14,10 +14,12 @@ public actor LinkSupervisor {
     let logger: Logger
 
     private var paired: (address: BluetoothAddress, name: String)?
+    private var loaded = false
     private var state: LinkState = .unpaired
     private var reconnectCount: UInt32 = 0
     private var pairing = false
     private var discoveryUsers = 0
+    private let discoveryGate = AsyncGate()
     private var link: BlueZLink?
     private let targets: AsyncStream<BluetoothAddress?>.Continuation
     private let targetStream: AsyncStream<BluetoothAddress?>
@@ -35,6 +37,21 @@ public actor LinkSupervisor {
         (changeStream, changes) = AsyncStream.makeStream(of: LinkSnapshot.self)
     }
 
+    /// Reads the stored pairing; call before serving requests, so a Pair cannot race it.
+    public func loadPairing() async {
+        guard !loaded else { return }
+        loaded = true
+        do {
+            if let stored = try await store.pairedDevice() {
+                paired = stored
+                setState(.disconnected)
+                targets.yield(stored.address)
+            }
+        } catch {
+            logger.error("cannot read the paired device: \(error)")
+        }
+    }
+
     // MARK: What the D-Bus side reads
 
     public func snapshot() -> LinkSnapshot {
@@ -43,18 +60,17 @@ public actor LinkSupervisor {
         if let adapter = bluez.adapterPath(named: settings.adapter) {
             for seen in bluez.monocles(under: adapter) {
                 let mine = seen.address == paired?.address
-                let connected = mine && state == .connected
                 devices.append(
                     .init(
-                        address: seen.address, name: seen.name, rssi: seen.rssi, connected: connected,
+                        address: seen.address, name: seen.name, rssi: seen.rssi, connected: mine && state == .connected,
                         state: mine ? state : .unpaired, reconnectCount: mine ? reconnectCount : 0))
             }
         }
         if let paired, !devices.contains(where: { $0.address == paired.address }) {
             devices.append(
                 .init(
-                    address: paired.address, name: paired.name, rssi: Int16.min, connected: false, state: state,
-                    reconnectCount: reconnectCount))
+                    address: paired.address, name: paired.name, rssi: Int16.min, connected: state == .connected,
+                    state: state, reconnectCount: reconnectCount))
         }
         return LinkSnapshot(state: state, paired: paired?.address, devices: devices)
     }
@@ -69,10 +85,16 @@ public actor LinkSupervisor {
         changes.yield(snapshot())
     }
 
+    /// A supervision run may only speak for the pairing it was started for.
+    private func isCurrent(_ address: BluetoothAddress) -> Bool {
+        !Task.isCancelled && paired?.address == address
+    }
+
     // MARK: Requests
 
     /// Pairs with `address`, or with the strongest Monocle in range when it is empty.
     public func pair(_ address: String) async throws(LinkError) -> BluetoothAddress {
+        await loadPairing()
         var wanted: BluetoothAddress?
         if !address.isEmpty {
             guard let parsed = BluetoothAddress(address) else {
@@ -91,7 +113,7 @@ public actor LinkSupervisor {
         let found = try await find(wanted, under: adapter)
         if paired != nil { throw .alreadyPaired("Paired meanwhile; unpair first.") }
         do {
-            try await store.savePaired(found.address, name: found.name, at: Int64(Date().timeIntervalSince1970 * 1000))
+            try await store.savePaired(found.address, name: found.name, at: unixMS())
         } catch {
             throw .failed("The pairing could not be saved.")
         }
@@ -105,16 +127,19 @@ public actor LinkSupervisor {
 
     /// Forgets the glasses: disconnects and stops reconnecting at once.
     public func unpair() async throws(LinkError) {
+        await loadPairing()
         guard let paired else { throw .notPaired("No glasses are paired.") }
-        self.paired = nil
-        targets.yield(nil)
         do {
             try await store.forget(paired.address)
         } catch {
-            logger.error("cannot forget \(paired.address) in the database: \(error)")
+            throw .failed("The pairing could not be removed from the database.")
         }
-        logger.notice("unpaired", metadata: ["device": "\(paired.address)"])
+        // (Re-checked: a concurrent Unpair may have won while the database was written.)
+        guard self.paired?.address == paired.address else { throw .notPaired("No glasses are paired.") }
+        self.paired = nil
         setState(.unpaired)
+        targets.yield(nil)
+        logger.notice("unpaired", metadata: ["device": "\(paired.address)"])
     }
 
     /// Monocles seen within `seconds`, strongest first.
@@ -122,7 +147,7 @@ public actor LinkSupervisor {
         let adapter = try adapterPath()
         if seconds > 0 {
             try await withDiscovery(adapter) {
-                try? await Task.sleep(for: .seconds(min(seconds, 60)))
+                try await Task.sleep(for: .seconds(min(seconds, 60)))
             }
         }
         return ScanResult.strongestFirst(client.state.snapshot.monocles(under: adapter))
@@ -145,10 +170,10 @@ public actor LinkSupervisor {
         try await withDiscovery(adapter) {
             do {
                 try await client.state.wait(timeout: settings.scanTimeout, until: matches)
-            } catch {
+            } catch is BlueZState.TimedOut {
                 return
             }
-            if wanted == nil { try? await Task.sleep(for: settings.scanSettle) }
+            if wanted == nil { try await Task.sleep(for: settings.scanSettle) }
         }
         let seen = ScanResult.strongestFirst(client.state.snapshot.monocles(under: adapter))
         if let wanted {
@@ -159,93 +184,103 @@ public actor LinkSupervisor {
         return strongest
     }
 
-    /// Runs `body` while discovery is on (shared by everyone who needs it).
-    private func withDiscovery(_ adapter: String, _ body: () async -> Void) async throws(LinkError) {
-        discoveryUsers += 1
-        if discoveryUsers == 1 {
-            do {
-                try await client.call(
-                    adapter, BlueZ.adapter, "SetDiscoveryFilter",
-                    [.vardict(["Transport": .string("le"), "UUIDs": .array(element: "s", [.string(MonocleUUID.serialService)])])])
-                try await client.call(adapter, BlueZ.adapter, "StartDiscovery")
-            } catch let error as BusError where error.name == "org.bluez.Error.InProgress" {
-                // Someone else's discovery is running: it serves us too.
-            } catch {
-                discoveryUsers -= 1
-                throw .failed("Cannot scan: \(error)")
+    /// Runs `body` while discovery is on, shared by everyone who needs it; starting and stopping
+    /// are serialised so a second user never runs before the first one's start finished.
+    private func withDiscovery(_ adapter: String, _ body: () async throws -> Void) async throws(LinkError) {
+        do {
+            try await discoveryGate.withLock {
+                if discoveryUsers == 0 {
+                    do {
+                        try await client.call(
+                            adapter, BlueZ.adapter, "SetDiscoveryFilter",
+                            [
+                                .vardict([
+                                    "Transport": .string("le"),
+                                    "UUIDs": .array(element: "s", [.string(MonocleUUID.serialService)]),
+                                ])
+                            ])
+                        try await client.call(adapter, BlueZ.adapter, "StartDiscovery")
+                    } catch let error as BusError where error.name == "org.bluez.Error.InProgress" {
+                        // Already discovering: that serves us too.
+                    }
+                }
+                discoveryUsers += 1
             }
+        } catch {
+            throw .failed("Cannot scan: \(error)")
         }
-        await body()
-        discoveryUsers -= 1
-        if discoveryUsers == 0 {
-            _ = try? await client.call(adapter, BlueZ.adapter, "StopDiscovery")
+        let outcome: (any Error)?
+        do {
+            try await body()
+            outcome = nil
+        } catch {
+            outcome = error
         }
+        await discoveryGate.withLock {
+            discoveryUsers -= 1
+            if discoveryUsers == 0 { _ = try? await client.call(adapter, BlueZ.adapter, "StopDiscovery") }
+        }
+        if let outcome { throw .failed(outcome is CancellationError ? "Cancelled." : "\(outcome)") }
     }
 
     // MARK: Supervision
 
-    /// Supervises the paired device until the service ends; starts with the stored pairing.
+    /// Supervises the paired device (starting with the stored one) until the service ends.
     public func run() async {
-        do {
-            if let stored = try await store.pairedDevice() {
-                paired = stored
-                setState(.disconnected)
+        await loadPairing()
+        await withDiscardingTaskGroup { group in
+            var current: StopSignal?
+            for await target in targetStream {
+                // One supervision at a time: the old one has disconnected before a new one starts.
+                await current?.stopAndWait()
+                current = nil
+                guard let target else { continue }
+                let stop = StopSignal()
+                current = stop
+                group.addTask { await self.supervise(target, until: stop) }
             }
-        } catch {
-            logger.error("cannot read the paired device: \(error)")
-        }
-        var target = paired?.address
-        while !Task.isCancelled {
-            guard let address = target else {
-                var next: BluetoothAddress?? = nil
-                for await t in targetStream {
-                    next = .some(t)
-                    break
-                }
-                guard let next else { return }
-                target = next
-                continue
-            }
-            let change: BluetoothAddress?? = await withTaskGroup(of: BluetoothAddress??.self) { group in
-                group.addTask {
-                    await self.supervise(address)
-                    return .none
-                }
-                group.addTask {
-                    for await t in self.targetStream { return .some(t) }
-                    return .none
-                }
-                let first = await group.next() ?? .none
-                group.cancelAll()
-                return first
-            }
-            guard let change else { return }
-            target = change
+            current?.stop()
         }
     }
 
+    /// Supervises `address` until `stop` fires.
+    private func supervise(_ address: BluetoothAddress, until stop: StopSignal) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.superviseLoop(address) }
+            group.addTask { await stop.stopped() }
+            await group.next()
+            group.cancelAll()
+        }
+        await release(address)
+        stop.markFinished()
+    }
+
     /// Connects and reconnects `address` until cancelled.
-    private func supervise(_ address: BluetoothAddress) async {
+    private func superviseLoop(_ address: BluetoothAddress) async {
         var backoff = settings.backoff
         var everConnected = false
         while !Task.isCancelled {
             do {
-                let link = try await connect(address)
+                let (link, adapter, device) = try await connect(address)
+                guard isCurrent(address) else {
+                    link.close()
+                    break
+                }
                 if everConnected { reconnectCount += 1 }
                 everConnected = true
                 self.link = link
                 setState(.connected)
+                try? await store.touch(address, at: unixMS())
                 let start = ContinuousClock.now
-                let lost = await waitForDrop(address)
+                let lost = await waitForDrop(adapter: adapter, device: device)
                 link.close()
                 self.link = nil
                 backoff.connectionEnded(after: ContinuousClock.now - start)
-                if !lost { break }
+                guard lost, isCurrent(address) else { break }
                 logger.notice("link lost", metadata: ["device": "\(address)"])
                 setState(.disconnected)
-            } catch is CancellationError {
-                break
             } catch {
+                guard isCurrent(address) else { break }
                 logger.info("connecting failed, will retry: \(error)", metadata: ["device": "\(address)"])
                 setState(.disconnected)
             }
@@ -255,43 +290,47 @@ public actor LinkSupervisor {
                 break
             }
         }
-        await release(address)
+    }
+
+    /// Thrown when an attempt cannot go on (adapter gone meanwhile and the like): retried later.
+    struct AttemptFailed: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// One connection attempt: adapter up, device found, connected, services resolved, notifying.
-    private func connect(_ address: BluetoothAddress) async throws -> BlueZLink {
+    /// Returns the link and the adapter and device paths it runs on.
+    private func connect(_ address: BluetoothAddress) async throws -> (BlueZLink, String, String) {
         let name = settings.adapter
         try await client.state.wait { $0.adapterPath(named: name).map($0.isPowered) == true }
-        guard let adapter = client.state.snapshot.adapterPath(named: name) else { throw CancellationError() }
+        guard let adapter = client.state.snapshot.adapterPath(named: name) else {
+            throw AttemptFailed(description: "the adapter went away")
+        }
         let device = client.state.snapshot.devicePath(adapter, address)
+        guard isCurrent(address) else { throw CancellationError() }
         setState(.connecting)
         if client.state.snapshot.properties(device, BlueZ.device) == nil {
             // Not known to bluetoothd (restarted, or never seen): look for it.
-            var found = false
             try await withDiscovery(adapter) {
-                found = (try? await client.state.wait(timeout: settings.connectTimeout) {
+                try await client.state.wait(timeout: settings.connectTimeout) {
                     $0.properties(device, BlueZ.device) != nil
-                }) != nil
+                }
             }
-            guard found else { throw LinkError.notFound("\(address) is not in range") }
         }
         try await client.call(device, BlueZ.device, "Connect", timeoutSeconds: seconds(settings.connectTimeout))
         try await client.state.wait(timeout: settings.connectTimeout) { $0.isResolved(device) }
         do {
-            return try await openChannels(device)
+            return (try await openChannels(device), adapter, device)
         } catch {
             _ = try? await client.call(device, BlueZ.device, "Disconnect")
             throw error
         }
     }
 
-    /// Waits until the link drops (true) or the wait is cancelled (false).
-    private func waitForDrop(_ address: BluetoothAddress) async -> Bool {
-        let name = settings.adapter
+    /// Waits until the link on `device` drops (true) or the wait is cancelled (false).
+    private func waitForDrop(adapter: String, device: String) async -> Bool {
         do {
             try await client.state.wait { snapshot in
-                guard let adapter = snapshot.adapterPath(named: name), snapshot.isPowered(adapter) else { return true }
-                return !snapshot.isConnected(snapshot.devicePath(adapter, address))
+                !snapshot.isPowered(adapter) || !snapshot.isConnected(device)
             }
             return true
         } catch {
@@ -312,4 +351,6 @@ public actor LinkSupervisor {
     private func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
+
+    private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

@@ -120,7 +120,8 @@ final class SocketLoop: Sendable {
                 guard var job = queue.first else { continue }
                 while sent < job.packets.count {
                     let packet = job.packets[sent]
-                    let n = packet.withUnsafeBytes { Glibc.write(fd.fd, $0.baseAddress, $0.count) }
+                    // MSG_NOSIGNAL: a link that dropped gives EPIPE, not SIGPIPE.
+                    let n = packet.withUnsafeBytes { send(fd.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     if n == packet.count {
                         sent += 1
                     } else if n < 0 && (errno == EAGAIN || errno == EINTR) {

@@ -34,12 +34,16 @@ public enum Daemon {
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, toJournal: journal) }
         let logger = Logger(label: "glassd")
 
+        // History and keys are private: files glassd creates are for its own user only.
+        umask(0o077)
+        // A peer that closes a socket must give us EPIPE, not kill the daemon.
+        signal(SIGPIPE, SIG_IGN)
         let config = try Config.load(path: options.configPath)
         let stateDirectory = stateDirectory(options)
         let database = try GlassdDatabase(directory: stateDirectory)
         let store = SQLiteConversationStore(database: database)
         let key = APIKey.load(config: config)
-        // The key is in memory now; children and /proc/PID/environ need not see it.
+        // The key is in memory now; keep it out of the environment from here on.
         unsetenv("GLASSD_API_KEY")
 
         let client = config.baseURL.map { baseURL in
@@ -98,6 +102,8 @@ public enum Daemon {
             backoff: ReconnectBackoff(maximum: .seconds(config.reconnectMaxSeconds)))
         let supervisor = LinkSupervisor(
             client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
+        // Before the name is taken: a Pair must see the stored pairing.
+        await supervisor.loadPairing()
         return LinkInterface(connection: connection, supervisor: supervisor, bluez: bluez, logger: logger)
     }
 

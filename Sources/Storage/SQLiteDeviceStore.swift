@@ -29,6 +29,13 @@ public struct SQLiteDeviceStore: DeviceStore {
         }
     }
 
+    public func touch(_ address: BluetoothAddress, at unixMS: Int64) async throws {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE devices SET last_seen = ? WHERE address = ?", arguments: [unixMS, address.description])
+        }
+    }
+
     public func forget(_ address: BluetoothAddress) async throws {
         try await database.pool.write { db in
             try db.execute(sql: "DELETE FROM devices WHERE address = ?", arguments: [address.description])

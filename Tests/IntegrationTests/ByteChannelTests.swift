@@ -15,6 +15,7 @@ private final class MemoryDeviceStore: DeviceStore {
         device.withLock { $0 = (address, name) }
     }
     func forget(_ address: BluetoothAddress) async throws { device.withLock { $0 = nil } }
+    func touch(_ address: BluetoothAddress, at unixMS: Int64) async throws {}
 }
 
 @Suite(

@@ -15,9 +15,3 @@ public protocol GlassesLink: Sendable {
     var data: any ByteChannel { get }
 }
 
-/// Paired devices, as stored.
-public protocol DeviceStore: Sendable {
-    func pairedDevice() async throws -> (address: BluetoothAddress, name: String)?
-    func savePaired(_ address: BluetoothAddress, name: String, at unixMS: Int64) async throws
-    func forget(_ address: BluetoothAddress) async throws
-}
