@@ -258,7 +258,9 @@ public actor BusConnection {
                     throw BusError.failed("internal error: reply type mismatch")
                 }
                 try MessageWriter.append(values, to: reply)
-                _ = sd_bus_send(nil, reply, nil)
+                let r = sd_bus_send(nil, reply, nil)
+                // Too big for the bus, say: the caller gets an error instead of a timeout.
+                if r < 0 { throw BusError.system(r, "sending the reply") }
             } catch {
                 replyError(pending.message, error)
             }

@@ -16,6 +16,15 @@ public enum ChatStreamDecoder {
         case upstream(String)
     }
 
+    /// One SSE event (`event: error` is a failure whatever its data).
+    public static func decode(_ event: SSEParser.Event) throws(DecodeError) -> Piece {
+        if event.event == "error" {
+            let object = try? parseObject(event.data)
+            throw .upstream(object.flatMap(errorMessage(in:)) ?? (event.data.isEmpty ? "stream error" : event.data))
+        }
+        return try decode(event: event.data)
+    }
+
     /// One SSE event's data.
     public static func decode(event data: String) throws(DecodeError) -> Piece {
         let trimmed = data.trimmingCharacters(in: .whitespaces)
@@ -28,9 +37,10 @@ public enum ChatStreamDecoder {
         }
         var text = ""
         for case let choice as [String: Any] in choices {
-            if let delta = choice["delta"] as? [String: Any], let content = delta["content"] as? String {
-                text += content
-            }
+            guard let delta = choice["delta"] as? [String: Any] else { continue }
+            // A refusal is the model's answer too: show it rather than retry for nothing.
+            if let content = delta["content"] as? String { text += content }
+            if let refusal = delta["refusal"] as? String { text += refusal }
         }
         text = sanitized(text)
         return text.isEmpty ? .nothing : .text(text)
@@ -43,7 +53,7 @@ public enum ChatStreamDecoder {
         guard let choices = object["choices"] as? [[String: Any]],
             let message = choices.first?["message"] as? [String: Any]
         else { throw .malformed }
-        return sanitized(message["content"] as? String ?? "")
+        return sanitized((message["content"] as? String) ?? (message["refusal"] as? String) ?? "")
     }
 
     /// NUL cannot travel in a D-Bus string nor survive SQLite's C API: drop it from upstream text.

@@ -23,17 +23,23 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-/// A response head with a body stream; dropping the stream cancels the transfer.
+/// A response head with a body stream. A reader that stops early calls `cancel` to end the
+/// transfer (it also ends when the reading task is cancelled).
 public struct HTTPResponse: Sendable {
     public var status: Int
     /// Header names lower-cased.
     public var headers: [String: String]
     public var body: AsyncThrowingStream<[UInt8], any Error>
+    public var cancel: @Sendable () -> Void
 
-    public init(status: Int, headers: [String: String], body: AsyncThrowingStream<[UInt8], any Error>) {
+    public init(
+        status: Int, headers: [String: String], body: AsyncThrowingStream<[UInt8], any Error>,
+        cancel: @escaping @Sendable () -> Void = {}
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.cancel = cancel
     }
 }
 

@@ -17,14 +17,24 @@ public struct ChatServerConfig: Sendable {
         self.timeout = timeout
     }
 
-    /// The base URL and model, for display: never the key.
-    public var publicDescription: String { "\(baseURL) \(model)" }
+    /// The base URL and model, for display: never the key, nor credentials or a query in the URL.
+    public var publicDescription: String {
+        guard var parts = URLComponents(string: baseURL) else { return model }
+        parts.user = nil
+        parts.password = nil
+        parts.query = nil
+        parts.fragment = nil
+        return "\(parts.string ?? "") \(model)"
+    }
 
     var host: String { URL(string: baseURL)?.host ?? baseURL }
 }
 
 /// Streams one chat completion from an OpenAI-compatible server, retrying what is worth retrying.
 public struct OpenAIChatClient: Sendable {
+    /// An answer is cut here: nothing sensible is longer, and memory stays bounded.
+    static let maxAnswerBytes = 64 * 1024
+
     public let config: ChatServerConfig
     private let transport: any HTTPTransport
     private let retry: RetryPolicy
@@ -95,6 +105,8 @@ public struct OpenAIChatClient: Sendable {
         } catch {
             throw outcome(of: error, emitted: false)
         }
+        // Whatever happens below, this exchange is over when we leave (a retry makes its own).
+        defer { response.cancel() }
         switch response.status {
         case 200..<300:
             let type = response.headers["content-type"] ?? ""
@@ -140,8 +152,9 @@ public struct OpenAIChatClient: Sendable {
         do {
             reading: for try await chunk in body {
                 for event in parser.feed(chunk) {
-                    switch try ChatStreamDecoder.decode(event: event.data) {
+                    switch try ChatStreamDecoder.decode(event) {
                     case .text(let piece):
+                        guard answer.utf8.count < Self.maxAnswerBytes else { break reading }
                         answer += piece
                         emitted = true
                         await onDelta(piece)
@@ -150,7 +163,7 @@ public struct OpenAIChatClient: Sendable {
                     }
                 }
             }
-            if let last = parser.finish(), case .text(let piece) = try ChatStreamDecoder.decode(event: last.data) {
+            if let last = parser.finish(), case .text(let piece) = try ChatStreamDecoder.decode(last) {
                 answer += piece
                 emitted = true
                 await onDelta(piece)

@@ -20,15 +20,20 @@ public struct RetryPolicy: Sendable {
         return raw * (1 - 0.25 * jitter)
     }
 
-    /// Parses `Retry-After` (delta seconds) or `retry-after-ms`; nil when absent or unusable.
+    /// The longest wait a server may ask for; longer requests are treated as this (the overall
+    /// deadline still applies).
+    public static let maxRetryAfter = Duration.seconds(60)
+
+    /// Parses `Retry-After` (delta seconds) or `retry-after-ms`; nil when absent or unusable
+    /// (negative, NaN, infinite: a hostile header must not trap the daemon).
     public static func retryAfter(_ headers: [String: String]) -> Duration? {
-        if let ms = headers["retry-after-ms"].flatMap({ Double($0.trimmingWhitespace) }), ms >= 0 {
-            return .milliseconds(ms)
+        func parse(_ name: String, scale: Double) -> Duration? {
+            guard let value = headers[name].flatMap({ Double($0.trimmingWhitespace) }), value.isFinite, value >= 0 else {
+                return nil
+            }
+            return .milliseconds(min(value * scale, 60_000))
         }
-        if let seconds = headers["retry-after"].flatMap({ Double($0.trimmingWhitespace) }), seconds >= 0 {
-            return .milliseconds(seconds * 1000)
-        }
-        return nil
+        return parse("retry-after-ms", scale: 1) ?? parse("retry-after", scale: 1000)
     }
 }
 

@@ -17,7 +17,8 @@ public struct SSEParser: Sendable {
     private var dataLines: [String] = []
     private var eventName: String?
     private var lastWasCR = false
-    /// A line longer than this is garbage, not SSE: dropped so memory stays bounded.
+    /// A line longer than this is garbage, not SSE: cut there, so memory stays bounded; an event's
+    /// data stops growing at 4 × this.
     private let maxLine: Int
 
     public init(maxLine: Int = 1 << 20) {
@@ -63,7 +64,8 @@ public struct SSEParser: Sendable {
             value = ""
         }
         switch field {
-        case "data": dataLines.append(String(value))
+        case "data":
+            if dataLines.reduce(0, { $0 + $1.utf8.count }) < 4 * maxLine { dataLines.append(String(value)) }
         case "event": eventName = String(value)
         default: break  // id, retry and unknown fields do not matter here
         }

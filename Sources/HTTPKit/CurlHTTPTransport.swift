@@ -13,6 +13,7 @@ public final class CurlHTTPTransport: HTTPTransport {
         var head: CheckedContinuation<HTTPResponse, any Error>
         var body: AsyncThrowingStream<[UInt8], any Error>
         var bodyContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+        var cancel: @Sendable () -> Void
     }
 
     private enum Command: Sendable {
@@ -45,7 +46,8 @@ public final class CurlHTTPTransport: HTTPTransport {
                 submit(
                     .start(
                         Submission(
-                            id: id, request: request, head: head, body: body, bodyContinuation: bodyContinuation)))
+                            id: id, request: request, head: head, body: body, bodyContinuation: bodyContinuation,
+                            cancel: { [weak self] in self?.submit(.cancel(id)) })))
             }
         } onCancel: {
             submit(.cancel(id))
@@ -62,6 +64,7 @@ public final class CurlHTTPTransport: HTTPTransport {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         var transfers: [UInt64: CurlTransfer] = [:]
         var cancelled = Set<UInt64>()
+        var highestStarted: UInt64 = 0
         while true {
             for command in commands.withLock({ c in defer { c.removeAll() }; return c }) {
                 switch command {
@@ -72,6 +75,7 @@ public final class CurlHTTPTransport: HTTPTransport {
                         submission.bodyContinuation.finish(throwing: HTTPTransportError.cancelled)
                         continue
                     }
+                    highestStarted = max(highestStarted, submission.id)
                     guard let transfer = CurlTransfer(submission) else { continue }
                     transfers[transfer.id] = transfer
                     curl_multi_add_handle(multi, transfer.easy)
@@ -79,7 +83,8 @@ public final class CurlHTTPTransport: HTTPTransport {
                     if let transfer = transfers.removeValue(forKey: id) {
                         curl_multi_remove_handle(multi, transfer.easy)
                         transfer.finish(nil)
-                    } else {
+                    } else if id > highestStarted {
+                        // Overtook its own start: remember it. (Otherwise it ended already.)
                         cancelled.insert(id)
                     }
                 }
@@ -98,7 +103,6 @@ public final class CurlHTTPTransport: HTTPTransport {
                 transfers.removeValue(forKey: transfer.id)
                 transfer.finish(code)
             }
-            if transfers.isEmpty { cancelled.removeAll() }
             var wake = curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)
             if transfers.isEmpty {
                 // Idle: sleep until a request arrives, with no periodic wake-ups.

@@ -10,6 +10,7 @@ final class CurlTransfer {
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let head: CheckedContinuation<HTTPResponse, any Error>
+    private let cancel: @Sendable () -> Void
     private let body: AsyncThrowingStream<[UInt8], any Error>
     private let bodyContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     private var headDelivered = false
@@ -24,6 +25,7 @@ final class CurlTransfer {
         id = submission.id
         self.easy = easy
         head = submission.head
+        cancel = submission.cancel
         body = submission.body
         bodyContinuation = submission.bodyContinuation
         errorBuffer.initialize(to: 0)
@@ -84,7 +86,7 @@ final class CurlTransfer {
         headDelivered = true
         var status = 0
         _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        head.resume(returning: HTTPResponse(status: status, headers: headers, body: body))
+        head.resume(returning: HTTPResponse(status: status, headers: headers, body: body, cancel: cancel))
     }
 
     /// The transfer ended: with success, libcurl's error, or our cancellation.

@@ -153,5 +153,10 @@ struct OpenAIChatClientTests {
         #expect(RetryPolicy.retryAfter(["retry-after": " 2 "]) == .seconds(2))
         #expect(RetryPolicy.retryAfter(["retry-after-ms": "250", "retry-after": "9"]) == .milliseconds(250))
         #expect(RetryPolicy.retryAfter(["retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"]) == nil)
+        // Hostile values neither trap nor stall.
+        for hostile in ["inf", "nan", "1e40", "-1", "1e308"] {
+            let wait = RetryPolicy.retryAfter(["retry-after": hostile])
+            #expect(wait == nil || wait! <= RetryPolicy.maxRetryAfter, "\(hostile)")
+        }
     }
 }

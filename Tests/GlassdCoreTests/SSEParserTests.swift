@@ -77,6 +77,23 @@ struct ChatStreamDecoderTests {
         #expect(throws: ChatStreamDecoder.DecodeError.malformed) { try ChatStreamDecoder.decode(event: "[1,2]") }
     }
 
+    @Test("`event: error` fails whatever its data; a refusal is shown as the answer")
+    func errorEventsAndRefusals() throws {
+        #expect(throws: ChatStreamDecoder.DecodeError.upstream("quota")) {
+            try ChatStreamDecoder.decode(SSEParser.Event(event: "error", data: #"{"error":{"message":"quota"}}"#))
+        }
+        #expect(throws: ChatStreamDecoder.DecodeError.upstream("plain text")) {
+            try ChatStreamDecoder.decode(SSEParser.Event(event: "error", data: "plain text"))
+        }
+        #expect(try ChatStreamDecoder.decode(event: #"{"choices":[{"delta":{"refusal":"I can't help with that."}}]}"#) == .text("I can't help with that."))
+    }
+
+    @Test("the displayed backend carries no credentials or query")
+    func publicDescription() {
+        let config = ChatServerConfig(baseURL: "https://user:pw@example.test/v1?key=abc#x", model: "m", apiKey: "k", timeout: .seconds(1))
+        #expect(config.publicDescription == "https://example.test/v1 m")
+    }
+
     @Test("a whole chat.completion body")
     func completion() throws {
         let body = Array(#"{"choices":[{"message":{"role":"assistant","content":"Whole"}}]}"#.utf8)
