@@ -161,11 +161,3 @@ public final class BlueZState: Sendable {
 /// Notifications kept for a reader that lags: about 256 KiB of 253-byte packets. Beyond that the
 /// oldest go, so a chatty device cannot grow the daemon without bound.
 let notificationBuffer = AsyncStream<[UInt8]>.Continuation.BufferingPolicy.bufferingNewest(1024)
-
-extension DBusValue {
-    /// The value inside any variants.
-    var unwrapped: DBusValue {
-        if case .variant(let inner) = self { return inner.unwrapped }
-        return self
-    }
-}

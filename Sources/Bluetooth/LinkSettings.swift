@@ -28,19 +28,3 @@ public struct LinkSettings: Sendable {
         self.backoff = backoff
     }
 }
-
-/// What the D-Bus side shows of the link and the glasses seen.
-public struct LinkSnapshot: Sendable, Equatable {
-    public struct Device: Sendable, Equatable {
-        public var address: BluetoothAddress
-        public var name: String
-        public var rssi: Int16
-        public var connected: Bool
-        public var state: LinkState
-        public var reconnectCount: UInt32
-    }
-
-    public var state: LinkState
-    public var paired: BluetoothAddress?
-    public var devices: [Device]
-}

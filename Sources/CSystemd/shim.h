@@ -74,4 +74,3 @@ static inline sd_bus_vtable csd_vtable_end(void) {
 static inline uint64_t csd_flag_unprivileged(void) { return SD_BUS_VTABLE_UNPRIVILEGED; }
 static inline uint64_t csd_flag_emits_change(void) { return SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE; }
 static inline uint64_t csd_flag_const(void) { return SD_BUS_VTABLE_PROPERTY_CONST; }
-static inline uint64_t csd_flag_method_no_reply(void) { return SD_BUS_VTABLE_METHOD_NO_REPLY; }

@@ -111,6 +111,12 @@ extension DBusValue {
         return out
     }
 
+    /// The value inside any variants.
+    public var unwrapped: DBusValue {
+        if case .variant(let inner) = self { return inner.unwrapped }
+        return self
+    }
+
     /// The bytes of an `ay`.
     public var bytes: [UInt8]? {
         switch self {

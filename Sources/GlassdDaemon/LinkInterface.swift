@@ -46,10 +46,10 @@ struct LinkInterface {
         ]
     }
 
-    var properties: [InterfaceSpec.Property] { Self.unavailableProperties }
+    var properties: [InterfaceSpec.Property] { Self.initialProperties }
 
-    /// The link properties' values before anything is known.
-    static var unavailableProperties: [InterfaceSpec.Property] {
+    /// The link properties as they start (and stay, without Bluetooth).
+    static var initialProperties: [InterfaceSpec.Property] {
         [
             .init(GlassdBus.Property.pairedDevice, .objectPath("/")),
             .init(GlassdBus.Property.state, .string(LinkState.unpaired.rawValue)),
@@ -113,7 +113,7 @@ struct LinkInterface {
         lastSeen: inout [BluetoothAddress: UInt64]
     ) async {
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
-        let current = Dictionary(snapshot.devices.map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
+        var current = Dictionary(snapshot.devices.map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         for (address, _) in shown where current[address] == nil {
             await connection.unexport(
                 interface: GlassdBus.deviceInterface, at: GlassdBus.devicePath(address: address.description),
@@ -137,7 +137,8 @@ struct LinkInterface {
                     }
                 }
             } catch {
-                logger.warning("cannot publish \(address), ignoring: \(error)")
+                logger.warning("cannot publish \(address), will retry: \(error)")
+                if before == nil { current.removeValue(forKey: address) }  // not exported: try again next time
             }
         }
         shown = current

@@ -37,7 +37,7 @@ struct ManagerInterface {
                     logger.info("mode changed", metadata: ["mode": "\(newMode.rawValue)"])
                 },
                 .init(GlassdBus.Property.backend, .string(backendDescription), change: .constant),
-            ] + (link?.properties ?? LinkInterface.unavailableProperties),
+            ] + (link?.properties ?? LinkInterface.initialProperties),
             signals: [
                 .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),
                 .init(GlassdBus.Signal.answered, [("query_id", "s"), ("question", "s"), ("answer", "s")]),

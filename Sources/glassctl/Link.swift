@@ -46,7 +46,8 @@ struct Pair: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            let reply = try await client.call("Pair", [.string(address ?? "")], timeoutSeconds: 90)
+            // scan_timeout may be up to 300 s, then the first connection.
+            let reply = try await client.call("Pair", [.string(address ?? "")], timeoutSeconds: 330)
             let path = reply.first?.string ?? ""
             if options.json { return try printJSON(["device": path]) }
             print(path)
@@ -101,15 +102,8 @@ extension Client {
             guard let path = entry.key.string,
                 let properties = entry.value.stringKeyed?[GlassdBus.deviceInterface]?.stringKeyed
             else { return nil }
-            return DeviceInfo(path: path, properties.mapValues { $0.variantInner })
+            return DeviceInfo(path: path, properties.mapValues { $0.unwrapped })
         }.sorted { $0.address < $1.address }
-    }
-}
-
-extension DBusValue {
-    var variantInner: DBusValue {
-        if case .variant(let inner) = self { return inner.variantInner }
-        return self
     }
 }
 
@@ -163,7 +157,7 @@ struct Watch: AsyncParsableCommand {
             for await signal in changes {
                 guard signal.arguments.count >= 2, let interface = signal.arguments[0].string else { continue }
                 for (name, value) in (signal.arguments[1].stringKeyed ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    try show(Change(path: signal.path, interface: interface, property: name, value: value.variantInner.display))
+                    try show(Change(path: signal.path, interface: interface, property: name, value: value.unwrapped.display))
                 }
             }
         }

@@ -33,6 +33,7 @@ DEFAULT_MODEL = "fake-model"
 TAGS = (
     "[401]", "[403]", "[429]", "[429once]", "[500]", "[500once]",
     "[midstream]", "[stall]", "[malformed]", "[slow]", "[crlf]", "[nodone]",
+    "[leakkey]",
 )
 
 
@@ -413,6 +414,11 @@ class Handler(BaseHTTPRequestHandler):
         elif tag == "[500]" or (tag == "[500once]"
                                 and self.state.first_time(question)):
             self._send_json(500, SERVER_ERROR)
+        elif tag == "[leakkey]":
+            # A careless server that quotes the credentials back: the client must not pass them on.
+            auth = self.headers.get("Authorization", "")
+            self._send_json(400, {"error": {"message": f"bad request with header {auth}", "type": "invalid_request_error",
+                                            "param": None, "code": None}})
         else:
             return False
         return True

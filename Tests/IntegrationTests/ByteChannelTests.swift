@@ -19,7 +19,7 @@ private final class MemoryDeviceStore: DeviceStore {
 }
 
 @Suite(
-    "Byte channels over BlueZ",
+    "Byte channels over BlueZ", .timeLimit(.minutes(3)),
     .enabled(if: BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil))
 struct ByteChannelTests {
     @Test(

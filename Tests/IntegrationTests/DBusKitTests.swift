@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The project's sd-bus layer on its own, between two connections on a private bus.
-@Suite("DBusKit")
+@Suite("DBusKit", .timeLimit(.minutes(3)))
 struct DBusKitTests {
     private static let iface = "org.glassd.Test1"
 

@@ -4,7 +4,7 @@ import Foundation
 import GlassdAPI
 import Testing
 
-@Suite("Typed errors", .serialized)
+@Suite("Typed errors", .timeLimit(.minutes(3)), .serialized)
 struct ErrorTests {
     /// What glassctl reports for one question: its exit status and the error name it printed.
     private func failure(_ world: World, _ question: String) async throws -> (Int32, String) {
@@ -137,8 +137,21 @@ struct ErrorTests {
         try await World.with { world in
             let secret = "sk-test-VERYSECRET-0123456789"
             try await world.withGlassd(environment: ["GLASSD_API_KEY": secret]) { glassd in
+                let bus = try await world.connect()
+                let failures = try await bus.signals(SignalMatch(member: GlassdBus.Signal.queryFailed))
                 _ = try await world.callManager("Query", "s", ["hi"])
                 let failed = try await world.glassctl(["query", "[401] hi"])
+                // A server that echoes the Authorization header in its error message.
+                let leaked = try await world.glassctl(["query", "[leakkey] hi"])
+                #expect(leaked.stderr.contains("HTTP 400"), "\(leaked.stderr)")
+                #expect(!leaked.stderr.contains("VERYSECRET"))
+                var messages: [String] = []
+                for await signal in failures {
+                    messages.append(signal.arguments[2].string ?? "")
+                    if messages.count == 2 { break }
+                }
+                #expect(messages.count == 2 && messages.allSatisfy { !$0.contains("VERYSECRET") })
+                await bus.close()
                 let status = try await world.glassctl(["status", "--json"])
                 let requests = try await world.serverRequests()
                 let headers = requests.first?["headers"] as? [String: String]

@@ -13,7 +13,7 @@ private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environme
 private let monocles: [(index: Int, tx: Int)] = [(1, -70), (2, -45), (3, -80)]
 private let strongest = BLEWorld.adapterAddress(2)
 
-@Suite("Glasses link over BlueZ", .serialized, .enabled(if: worldReady, "the Python BLE world is not set up"))
+@Suite("Glasses link over BlueZ", .timeLimit(.minutes(10)), .serialized, .enabled(if: worldReady, "the Python BLE world is not set up"))
 struct LinkIntegrationTests {
     /// Runs `body` with three virtual Monocles advertising and glassd running.
     private func withThreeMonocles(
@@ -73,6 +73,16 @@ struct LinkIntegrationTests {
             #expect(try await device(bus, strongest, "Connected") == .bool(true))
             #expect(try await device(bus, strongest, "RSSI") == .int16(-45))
             #expect(try await device(bus, strongest, "Name") == .string("monocle"))
+            if case .uint64(let seen)? = try await device(bus, strongest, "LastSeen") {
+                #expect(abs(Double(seen) / 1000 - Date().timeIntervalSince1970) < 60)
+            } else {
+                Issue.record("LastSeen is not a t")
+            }
+            let devices = try await ble.world.glassctl(["devices", "--json"])
+            let listed = try JSONSerialization.jsonObject(with: Data(devices.stdout.utf8)) as? [[String: Any]]
+            #expect(listed?.count == 3)
+            #expect(listed?.first { $0["address"] as? String == strongest }?["state"] as? String == "connected")
+            #expect(listed?.filter { $0["state"] as? String == "unpaired" }.count == 2)
 
             // The device object matches its documented interface.
             let live = try await ble.world.busctl(
@@ -124,7 +134,10 @@ struct LinkIntegrationTests {
     func busyAndNoAdapter() async throws {
         try await withThreeMonocles { ble, _, bus in
             async let first = ble.world.glassctl(["pair"])
-            try await Task.sleep(for: .milliseconds(300))  // the first is scanning (it settles for 2 s)
+            // The first is scanning (and then settles for 2 s) once hci0 discovers.
+            try await waitForProperty(
+                bus, destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1", "Discovering",
+                equals: .bool(true))
             let second = try await ble.world.glassctl(["pair"])
             #expect(second.stderr.hasSuffix("(\(GlassdErrorName.busy))\n"), "\(second.stderr)")
             #expect(try await first.ok)

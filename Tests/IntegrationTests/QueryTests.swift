@@ -4,7 +4,7 @@ import Foundation
 import GlassdAPI
 import Testing
 
-@Suite("Query over D-Bus", .serialized)
+@Suite("Query over D-Bus", .timeLimit(.minutes(3)), .serialized)
 struct QueryTests {
     @Test("Query answers, AnswerDelta pieces arrive in order, Answered follows")
     func answerAndDeltas() async throws {

@@ -4,7 +4,7 @@ import Foundation
 import GlassdAPI
 import Testing
 
-@Suite("State across restarts, properties", .serialized)
+@Suite("State across restarts, properties", .timeLimit(.minutes(3)), .serialized)
 struct StateTests {
     @Test("history survives a restart")
     func historyAcrossRestart() async throws {
@@ -79,6 +79,19 @@ struct StateTests {
                 #expect((messages?.first?["content"] as? String)?.contains("Translate") == true)
                 await bus.close()
             }
+        }
+    }
+
+    @Test("at the default log level, questions and answers stay out of the log")
+    func bodiesOnlyAtDebug() async throws {
+        try await World.with { world in
+            try await world.withGlassd(logLevel: "info") { _ in
+                _ = try await world.callManager("Query", "s", ["a private question"])
+                let cleared = try await world.glassctl(["clear-history", "--json"])
+                #expect(cleared.stdout == "{\"cleared\":true}\n")
+            }
+            #expect(world.log().contains("answered"))
+            #expect(!world.log().contains("private question"))
         }
     }
 

@@ -13,6 +13,12 @@ struct World: Sendable {
     /// Sets the world up for the duration of `body`.
     static func with<R: Sendable>(_ body: (World) async throws -> R) async throws -> R {
         let directory = try Paths.temporaryDirectory()
+        // Kept for a look after a failure only when asked.
+        defer {
+            if ProcessInfo.processInfo.environment["GLASSD_KEEP_TEST_DIRS"] == nil {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
         let busConfig = try writeBusConfig(in: directory, type: "session")
         return try await withBackground(
             "/usr/bin/dbus-daemon", ["--config-file=\(busConfig)", "--nofork", "--print-address=1"],
@@ -45,7 +51,8 @@ struct World: Sendable {
 
     /// Runs glassd on this world's bus until `body` ends; waits for READY=1 first.
     func withGlassd<R: Sendable>(
-        config: String? = nil, environment: [String: String] = [:], _ body: (Glassd) async throws -> R
+        config: String? = nil, environment: [String: String] = [:], logLevel: String = "debug",
+        _ body: (Glassd) async throws -> R
     ) async throws -> R {
         let configPath = try config ?? writeConfig()
         let notify = try NotifySocket(path: directory + "/notify-\(UUID().uuidString.prefix(6))")
@@ -56,7 +63,7 @@ struct World: Sendable {
         env["NOTIFY_SOCKET"] = notify.path
         return try await withBackground(
             Paths.glassd,
-            ["--bus", "session", "--config", configPath, "--state-dir", directory + "/state", "--log-level", "debug"],
+            ["--bus", "session", "--config", configPath, "--state-dir", directory + "/state", "--log-level", logLevel],
             environment: env, log: directory + "/glassd.log", firstLine: false
         ) { process, _ in
             guard await notify.wait(for: "READY=1") else {

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// A Monocle seen while scanning.
+public struct ScanResult: Sendable, Equatable {
+    public var address: BluetoothAddress
+    public var name: String
+    public var rssi: Int16
+
+    public init(address: BluetoothAddress, name: String, rssi: Int16) {
+        self.address = address
+        self.name = name
+        self.rssi = rssi
+    }
+
+    /// Strongest first; equal strengths by address, so the order is stable.
+    public static func strongestFirst(_ results: [ScanResult]) -> [ScanResult] {
+        results.sorted { ($0.rssi, $1.address.description) > ($1.rssi, $0.address.description) }
+    }
+}
