@@ -2,7 +2,7 @@
 
 /// One D-Bus value with its type. Containers carry their element signatures so an empty array
 /// still marshals with the right type.
-public indirect enum DBusValue: Sendable, Equatable {
+public enum DBusValue: Sendable, Equatable {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -20,7 +20,8 @@ public indirect enum DBusValue: Sendable, Equatable {
     case array(element: String, [DBusValue])
     case dict(key: String, value: String, [DictEntry])
     case structure([DBusValue])
-    case variant(DBusValue)
+    /// Only this case holds a value inline, so only it is boxed: a byte array stays one array.
+    indirect case variant(DBusValue)
 
     public struct DictEntry: Sendable, Equatable {
         public var key: DBusValue
