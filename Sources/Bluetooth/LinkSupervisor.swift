@@ -239,7 +239,7 @@ public actor LinkSupervisor {
                 current = stop
                 group.addTask { await self.supervise(target, until: stop) }
             }
-            current?.stop()
+            current?.requested.fire()
         }
     }
 
@@ -247,12 +247,12 @@ public actor LinkSupervisor {
     private func supervise(_ address: BluetoothAddress, until stop: StopSignal) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.superviseLoop(address) }
-            group.addTask { await stop.stopped() }
+            group.addTask { await stop.requested.wait() }
             await group.next()
             group.cancelAll()
         }
         await release(address)
-        stop.markFinished()
+        stop.finished.fire()
     }
 
     /// Connects and reconnects `address` until cancelled.

@@ -41,6 +41,16 @@ struct LinkIntegrationTests {
             "State", equals: .string(state), timeout: timeout)
     }
 
+    /// The same, with glassd's and the fake BlueZ's logs in the failure, for a post-mortem.
+    private func managerState(_ bus: BusConnection, _ state: String, in ble: BLEWorld, timeout: Duration = .seconds(30)) async throws {
+        do {
+            try await managerState(bus, state, timeout: timeout)
+        } catch {
+            let bluez = (try? String(contentsOfFile: ble.world.directory + "/bluez.log", encoding: .utf8)) ?? ""
+            throw TestFailure("\(error)\n--- glassd:\n\(ble.world.log().suffix(4000))\n--- bluez:\n\(bluez.suffix(2000))")
+        }
+    }
+
     private func device(_ bus: BusConnection, _ address: String, _ name: String) async throws -> DBusValue? {
         let reply = try await bus.call(
             GlassdBus.name, path: GlassdBus.devicePath(address: address), interface: "org.freedesktop.DBus.Properties",
@@ -163,12 +173,12 @@ struct LinkIntegrationTests {
                 try await ble.world.withGlassd(config: config) { _ in
                     let bus = try await ble.world.connect()
                     _ = try await ble.world.callManager("Pair", "s", [""])
-                    try await managerState(bus, "connected")
+                    try await managerState(bus, "connected", in: ble)
                     await bus.close()
                 }
                 try await ble.world.withGlassd(config: config) { _ in
                     let bus = try await ble.world.connect()
-                    try await managerState(bus, "connected")
+                    try await managerState(bus, "connected", in: ble)
                     await bus.close()
                     // glassctl watch: the state first, then each change of a dropped and restored link.
                     let states = try await watchStates(ble.world, count: 4) {
