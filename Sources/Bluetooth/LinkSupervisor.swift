@@ -338,10 +338,12 @@ public actor LinkSupervisor {
         }
     }
 
-    /// Supervision ended (unpaired): drop the connection.
+    /// Supervision ended. Unpaired: drop the connection. Shutting down (cancelled): leave it to
+    /// bluetoothd, so a restarted glassd finds the glasses still connected.
     private func release(_ address: BluetoothAddress) async {
         link?.close()
         link = nil
+        guard !Task.isCancelled else { return }
         let snapshot = client.state.snapshot
         guard let adapter = snapshot.adapterPath(named: settings.adapter) else { return }
         let device = snapshot.devicePath(adapter, address)
