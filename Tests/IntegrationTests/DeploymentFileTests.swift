@@ -39,4 +39,45 @@ struct DeploymentFileTests {
         let service = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.service", encoding: .utf8)
         #expect(service.contains("Name=org.glassd\n") && service.contains("SystemdService=glassd.service\n"))
     }
+
+    @Test(
+        "the bus policy: anyone may introspect and read, only root and group glassd may call or write",
+        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root to act as nobody"))
+    func busPolicyEnforced() async throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = chmod(dir, 0o755)  // nobody must reach the socket
+        let config = try writeBusConfig(in: dir, type: "system", include: Paths.root + "/dbus/org.glassd.conf")
+        try await withBackground(
+            "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
+            log: dir + "/dbus.log", firstLine: true
+        ) { _, address in
+            let notify = try NotifySocket(path: dir + "/notify")
+            try await withBackground(
+                Paths.glassd, ["--bus", "system", "--state-dir", dir + "/state", "--config", dir + "/none.conf"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "NOTIFY_SOCKET": notify.path], log: dir + "/glassd.log",
+                firstLine: false
+            ) { _, _ in
+                try "".write(toFile: dir + "/none.conf", atomically: true, encoding: .utf8)
+                #expect(await notify.wait(for: "READY=1"))
+                func busctl(asNobody: Bool, _ arguments: [String]) async throws -> CommandResult {
+                    let command = ["busctl", "--address=\(address)"] + arguments
+                    return asNobody
+                        ? try await runCommand("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command)
+                        : try await runCommand(command[0], Array(command.dropFirst()))
+                }
+                let manager = ["org.glassd", "/org/glassd", "org.glassd.Manager1"]
+                let read = try await busctl(asNobody: true, ["get-property"] + manager + ["Version"])
+                #expect(read.ok, "\(read.stderr)")
+                let introspect = try await busctl(asNobody: true, ["introspect", "org.glassd", "/org/glassd"])
+                #expect(introspect.ok)
+                let call = try await busctl(asNobody: true, ["call"] + manager + ["History", "u", "1"])
+                #expect(!call.ok && call.stderr.contains("denied"), "\(call.stderr)")
+                let write = try await busctl(asNobody: true, ["set-property"] + manager + ["Mode", "s", "translator"])
+                #expect(!write.ok && write.stderr.contains("denied"), "\(write.stderr)")
+                let own = try await busctl(asNobody: false, ["call"] + manager + ["History", "u", "1"])
+                #expect(own.ok, "\(own.stderr)")
+            }
+        }
+    }
 }

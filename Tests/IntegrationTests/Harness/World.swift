@@ -133,6 +133,7 @@ func writeBusConfig(in directory: String, type: String, include: String? = nil) 
       <listen>unix:path=\(directory)/\(type).socket</listen>
       <auth>EXTERNAL</auth>
       <policy context="default">
+        <allow user="*"/>
         <allow send_destination="*" eavesdrop="true"/>
         <allow eavesdrop="true"/>
         <allow own="*"/>
