@@ -20,12 +20,13 @@
 
 import asyncio
 import logging
-import signal
 import socket
 import sys
 from argparse import ArgumentParser
 from collections import deque
 from importlib.metadata import version
+
+from worldloop import run_until_signalled  # beside this file
 
 BLUEZOO_VERSION = "1.0.2"
 
@@ -1108,21 +1109,7 @@ def main() -> int:
 
     install_patches()
 
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        loop.run_until_complete(_run(args, stop))
-    finally:
-        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        loop.close()
-    return 0
+    return run_until_signalled(lambda stop: _run(args, stop))
 
 
 if __name__ == "__main__":

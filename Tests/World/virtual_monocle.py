@@ -23,9 +23,10 @@
 import argparse
 import asyncio
 import json
-import signal
 import sys
 from collections import deque
+
+from worldloop import run_until_signalled  # beside this file
 
 from dbus_fast import BusType, DBusError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
@@ -405,22 +406,8 @@ def main() -> int:
     if args.mtu < 23 or args.mtu > 517:
         parser.error("--mtu must be within 23..517")
 
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
     monocle = Monocle(args)
-    try:
-        loop.run_until_complete(monocle.run(stop))
-    finally:
-        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        loop.close()
-    return 0
+    return run_until_signalled(monocle.run)
 
 
 if __name__ == "__main__":
