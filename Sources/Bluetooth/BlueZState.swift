@@ -10,6 +10,8 @@ public final class BlueZState: Sendable {
         public var objects: BlueZObjects = [:]
         /// Whether org.bluez is on the bus.
         public var present = false
+        /// Whether the first look at org.bluez is done (until then, "absent" means "not known yet").
+        public var initialized = false
 
         public func properties(_ path: String, _ interface: String) -> [String: DBusValue]? {
             objects[path]?[interface]
@@ -41,7 +43,11 @@ public final class BlueZState: Sendable {
     // MARK: Updates
 
     func reset(_ objects: BlueZObjects, present: Bool) {
-        update { $0.objects = objects; $0.present = present }
+        update {
+            $0.objects = objects
+            $0.present = present
+            $0.initialized = true
+        }
     }
 
     func interfacesAdded(_ path: String, _ interfaces: [String: [String: DBusValue]]) {

@@ -109,7 +109,7 @@ public actor LinkSupervisor {
         guard !pairing else { throw .busy("A pairing is already in progress.") }
         pairing = true
         defer { pairing = false }
-        let adapter = try adapterPath()
+        let adapter = try await adapterPath()
         let found = try await find(wanted, under: adapter)
         if paired != nil { throw .alreadyPaired("Paired meanwhile; unpair first.") }
         do {
@@ -144,7 +144,7 @@ public actor LinkSupervisor {
 
     /// Monocles seen within `seconds`, strongest first.
     public func scan(seconds: UInt32) async throws(LinkError) -> [ScanResult] {
-        let adapter = try adapterPath()
+        let adapter = try await adapterPath()
         if seconds > 0 {
             try await withDiscovery(adapter) {
                 try await Task.sleep(for: .seconds(min(seconds, 60)))
@@ -153,7 +153,9 @@ public actor LinkSupervisor {
         return ScanResult.strongestFirst(client.state.snapshot.monocles(under: adapter))
     }
 
-    private func adapterPath() throws(LinkError) -> String {
+    /// The adapter for a request; waits (briefly) for the first look at BlueZ if glassd just started.
+    private func adapterPath() async throws(LinkError) -> String {
+        try? await client.state.wait(timeout: .seconds(5)) { $0.initialized }
         guard let path = client.state.snapshot.adapterPath(named: settings.adapter) else {
             let which = settings.adapter.map { "Bluetooth adapter \($0)" } ?? "powered Bluetooth adapter"
             throw .noAdapter("No \(which) found.")

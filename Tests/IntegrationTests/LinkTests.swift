@@ -172,7 +172,8 @@ struct LinkIntegrationTests {
                 let config = try ble.writeConfig()
                 try await ble.world.withGlassd(config: config) { _ in
                     let bus = try await ble.world.connect()
-                    _ = try await ble.world.callManager("Pair", "s", [""])
+                    let pair = try await ble.world.callManager("Pair", "s", [""])
+                    #expect(pair.ok, "\(pair.stderr)")
                     try await managerState(bus, "connected", in: ble)
                     await bus.close()
                 }
@@ -193,7 +194,8 @@ struct LinkIntegrationTests {
     @Test("a dropped link reconnects and ReconnectCount goes up")
     func dropAndReconnect() async throws {
         try await withThreeMonocles { ble, _, bus in
-            _ = try await ble.world.callManager("Pair", "s", [strongest])
+            let pair = try await ble.world.callManager("Pair", "s", [strongest])
+            #expect(pair.ok, "\(pair.stderr)")
             try await managerState(bus, "connected")
             for round in 1...2 {
                 let drop = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", strongest])
@@ -209,7 +211,8 @@ struct LinkIntegrationTests {
     @Test("adapter power off and on: the link comes back")
     func adapterPowerCycle() async throws {
         try await withThreeMonocles { ble, _, bus in
-            _ = try await ble.world.callManager("Pair", "s", [strongest])
+            let pair = try await ble.world.callManager("Pair", "s", [strongest])
+            #expect(pair.ok, "\(pair.stderr)")
             try await managerState(bus, "connected")
             let off = try await ble.bluez(["set-property", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1", "Powered", "b", "false"])
             #expect(off.ok, "\(off.stderr)")
@@ -293,7 +296,8 @@ struct LinkIntegrationTests {
     @Test("connected and idle, glassd uses no CPU")
     func idleCPU() async throws {
         try await withThreeMonocles { ble, glassd, bus in
-            _ = try await ble.world.callManager("Pair", "s", [strongest])
+            let pair = try await ble.world.callManager("Pair", "s", [strongest])
+            #expect(pair.ok, "\(pair.stderr)")
             try await managerState(bus, "connected")
             try await Task.sleep(for: .seconds(1))  // let the connection's burst of signals settle
             let before = try cpuTicks(glassd.pid)
