@@ -55,10 +55,12 @@ public enum Daemon {
         }
         let assistant = Assistant(client: client, store: store, historyBudget: config.historyBudget)
 
+        let settings = SQLiteSettingsStore(database: database)
+        let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
         let connection = try await BusConnection.open(options.bus)
         let link = await linkInterface(config: config, database: database, connection: connection, logger: logger)
         let manager = ManagerInterface(
-            connection: connection, assistant: assistant, store: store, mode: ModeSetting(.assistant),
+            connection: connection, assistant: assistant, store: store, mode: mode,
             backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
@@ -76,6 +78,7 @@ public enum Daemon {
         var services: [any Service] = [
             BusService(connection: connection, logger: logger),
             WatchdogService(connection: connection, database: database),
+            SettingsService(mode: mode, store: settings, logger: logger),
         ]
         if let link { services.append(LinkService(bluez: link.bluez, supervisor: link.supervisor, interface: link)) }
         let group = ServiceGroup(

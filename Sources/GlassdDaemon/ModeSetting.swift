@@ -3,16 +3,23 @@ import GlassdCore
 import Synchronization
 
 /// The current mode, read by every query and written by the Mode property's setter on the bus
-/// thread, which must not wait.
+/// thread, which must not wait: a write is handed on through `changes` to be stored later.
 final class ModeSetting: Sendable {
     private let value: Mutex<Mode>
+    private let continuation: AsyncStream<Mode>.Continuation
+    /// The latest mode after each write (older unsaved ones are superseded).
+    let changes: AsyncStream<Mode>
 
     init(_ mode: Mode) {
         value = Mutex(mode)
+        (changes, continuation) = AsyncStream.makeStream(of: Mode.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     var mode: Mode {
         get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
+        set {
+            value.withLock { $0 = newValue }
+            continuation.yield(newValue)
+        }
     }
 }

@@ -5,6 +5,7 @@ import GRDB
 /// transaction. Never edit a shipped one; add the next.
 ///
 /// - v1: conversations, messages, transcriptions, devices.
+/// - v2: settings (key → value), for what a user sets at run time (the mode).
 enum Migrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -39,6 +40,9 @@ enum Migrations {
                         consumed_at INTEGER
                     );
                     """)
+        }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
         }
         return migrator
     }

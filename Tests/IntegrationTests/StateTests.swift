@@ -20,6 +20,20 @@ struct StateTests {
         }
     }
 
+    @Test("the mode survives a restart")
+    func modeAcrossRestart() async throws {
+        try await World.with { world in
+            try await world.withGlassd { _ in
+                let set = try await world.glassctl(["mode", "translator"])
+                #expect(set.stdout == "translator\n")
+            }
+            try await world.withGlassd { _ in
+                let mode = try await world.glassctl(["mode"])
+                #expect(mode.stdout == "translator\n")
+            }
+        }
+    }
+
     @Test("kill -9 right after a reply keeps both turns")
     func killNineKeepsTurns() async throws {
         try await World.with { world in
