@@ -15,8 +15,7 @@ public struct RetryPolicy: Sendable {
 
     /// The wait before attempt `attempt + 1` (attempt counts from 0), with up to 25 % jitter off.
     public func backoff(after attempt: Int, jitter: Double = Double.random(in: 0...1)) -> Duration {
-        let factor = Double(1 << min(attempt, 20))
-        let raw = min(baseDelay * factor, maxDelay)
+        let raw = Duration.doubling(baseDelay, attempt: attempt, cap: maxDelay)
         return raw * (1 - 0.25 * jitter)
     }
 

@@ -17,7 +17,7 @@ public struct ReconnectBackoff: Sendable {
 
     /// The next wait; `jitter` in 0...1 maps to −20 %…+20 %.
     public mutating func next(jitter: Double = Double.random(in: 0...1)) -> Duration {
-        let base = min(initial * Double(1 << min(attempt, 30)), maximum)
+        let base = Duration.doubling(initial, attempt: attempt, cap: maximum)
         attempt += 1
         return min(base * (0.8 + 0.4 * jitter), maximum)
     }
