@@ -2,6 +2,10 @@
 
 /// One D-Bus value with its type. Containers carry their element signatures so an empty array
 /// still marshals with the right type.
+///
+/// An `ay` is carried as `.byteArray`: one `[UInt8]`, read and written in one copy. An
+/// `.array(element: "y", …)` of `.byte`s still marshals and compares equal to the same bytes as
+/// `.byteArray` (an empty one included), but the reader only ever produces `.byteArray`.
 public enum DBusValue: Sendable, Equatable {
     case byte(UInt8)
     case bool(Bool)
@@ -17,6 +21,8 @@ public enum DBusValue: Sendable, Equatable {
     case signature(String)
     /// A file descriptor owned by this value's holder (dup'ed when read from a message).
     case unixFD(Int32)
+    /// An `ay`.
+    case byteArray([UInt8])
     case array(element: String, [DBusValue])
     case dict(key: String, value: String, [DictEntry])
     case structure([DBusValue])
@@ -48,6 +54,7 @@ public enum DBusValue: Sendable, Equatable {
         case .objectPath: "o"
         case .signature: "g"
         case .unixFD: "h"
+        case .byteArray: "ay"
         case .array(let element, _): "a" + element
         case .dict(let key, let value, _): "a{" + key + value + "}"
         case .structure(let fields): "(" + fields.map(\.signature).joined() + ")"
@@ -90,10 +97,11 @@ extension DBusValue {
         return nil
     }
 
-    /// The elements of an array, or the fields of a struct.
+    /// The elements of an array (an `ay` gives `.byte`s), or the fields of a struct.
     public var elements: [DBusValue]? {
         switch self {
         case .array(_, let items), .structure(let items): items
+        case .byteArray(let bytes): bytes.map(DBusValue.byte)
         case .variant(let inner): inner.elements
         default: nil
         }
@@ -118,26 +126,66 @@ extension DBusValue {
         return self
     }
 
-    /// The bytes of an `ay`.
+    /// The bytes of an `ay`, also inside variants.
     public var bytes: [UInt8]? {
-        switch self {
-        case .array("y", let items):
-            items.map { item -> UInt8 in
-                if case .byte(let b) = item { return b }
-                return 0
-            }
-        case .variant(let inner): inner.bytes
-        default: nil
-        }
+        if case .variant(let inner) = self { return inner.bytes }
+        return byteArrayContents
     }
 
     /// An `ay`.
     public static func bytes(_ bytes: [UInt8]) -> DBusValue {
-        .array(element: "y", bytes.map(DBusValue.byte))
+        .byteArray(bytes)
+    }
+
+    /// The bytes of this value if it is an `ay` in either spelling (not looking into variants);
+    /// nil for anything else, including an `.array(element: "y", …)` holding something not a byte.
+    var byteArrayContents: [UInt8]? {
+        switch self {
+        case .byteArray(let bytes): return bytes
+        case .array("y", let items):
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(items.count)
+            for item in items {
+                guard case .byte(let b) = item else { return nil }
+                bytes.append(b)
+            }
+            return bytes
+        default: return nil
+        }
     }
 
     /// Builds an `a{sv}` dictionary.
     public static func vardict(_ entries: [String: DBusValue]) -> DBusValue {
         .dict(key: "s", value: "v", entries.sorted { $0.key < $1.key }.map { DictEntry(.string($0.key), .variant($0.value)) })
+    }
+}
+
+extension DBusValue {
+    /// Values are equal when they have the same type and contents; the two spellings of an `ay`
+    /// (`.byteArray` and `.array(element: "y", …)` of `.byte`s) are the same type.
+    public static func == (lhs: DBusValue, rhs: DBusValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.byte(let a), .byte(let b)): a == b
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int16(let a), .int16(let b)): a == b
+        case (.uint16(let a), .uint16(let b)): a == b
+        case (.int32(let a), .int32(let b)): a == b
+        case (.uint32(let a), .uint32(let b)): a == b
+        case (.int64(let a), .int64(let b)): a == b
+        case (.uint64(let a), .uint64(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.objectPath(let a), .objectPath(let b)): a == b
+        case (.signature(let a), .signature(let b)): a == b
+        case (.unixFD(let a), .unixFD(let b)): a == b
+        case (.byteArray(let a), .byteArray(let b)): a == b
+        case (.byteArray(let a), .array("y", _)): a == rhs.byteArrayContents
+        case (.array("y", _), .byteArray(let b)): lhs.byteArrayContents == b
+        case (.array(let e1, let a), .array(let e2, let b)): e1 == e2 && a == b
+        case (.dict(let k1, let v1, let a), .dict(let k2, let v2, let b)): k1 == k2 && v1 == v2 && a == b
+        case (.structure(let a), .structure(let b)): a == b
+        case (.variant(let a), .variant(let b)): a == b
+        default: false
+        }
     }
 }

@@ -36,8 +36,8 @@ enum MessageReader {
             var size = 0
             let r = sd_bus_message_read_array(m, type("y"), &ptr, &size)
             if r < 0 { throw BusError.system(r, "read ay") }
-            let bytes = ptr.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
-            return .array(element: "y", bytes.map(DBusValue.byte))
+            // One copy, out of the message's own buffer.
+            return .byteArray(ptr.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? [])
         }
         if element.hasPrefix("{") {
             let inner = String(element.dropFirst().dropLast())

@@ -25,11 +25,15 @@ enum MessageWriter {
         case .string(let s): r = s.withCString { sd_bus_message_append_basic(m, type("s"), $0) }
         case .objectPath(let s): r = s.withCString { sd_bus_message_append_basic(m, type("o"), $0) }
         case .signature(let s): r = s.withCString { sd_bus_message_append_basic(m, type("g"), $0) }
+        case .byteArray(let bytes):
+            // Byte arrays go in one copy: BLE payloads and the like.
+            r = appendBytes(bytes, to: m)
         case .array(let element, let items):
             if element == "y" {
-                // Byte arrays go in one copy: BLE payloads and the like.
-                let bytes = value.bytes ?? []
-                r = bytes.withUnsafeBytes { sd_bus_message_append_array(m, type("y"), $0.baseAddress, $0.count) }
+                guard let bytes = value.byteArrayContents else {
+                    throw BusError.invalidArgs("an ay holds only bytes")
+                }
+                r = appendBytes(bytes, to: m)
             } else {
                 try container(m, "a", element) { () throws(BusError) in
                     for item in items { try append(item, to: m) }
@@ -58,6 +62,10 @@ enum MessageWriter {
             return
         }
         if r < 0 { throw BusError.system(r, "append \(value.signature)") }
+    }
+
+    private static func appendBytes(_ bytes: [UInt8], to m: OpaquePointer) -> Int32 {
+        bytes.withUnsafeBytes { sd_bus_message_append_array(m, type("y"), $0.baseAddress, $0.count) }
     }
 
     private static func container(

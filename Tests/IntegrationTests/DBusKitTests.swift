@@ -46,6 +46,49 @@ struct DBusKitTests {
         }
     }
 
+    @Test("an ay travels as bytes in both spellings, empty or not, and reads back as .byteArray")
+    func byteArrays() async throws {
+        // Both spellings of an ay are the same value; elements agree, empty ones included.
+        #expect(DBusValue.bytes([1, 2]) == .byteArray([1, 2]))
+        #expect(DBusValue.array(element: "y", [.byte(1), .byte(2)]) == .byteArray([1, 2]))
+        #expect(DBusValue.array(element: "y", []) == .byteArray([]))
+        #expect(DBusValue.byteArray([]) != .array(element: "s", []))
+        #expect(DBusValue.byteArray([]).elements == [])
+        #expect(DBusValue.byteArray([7]).elements == [.byte(7)])
+        #expect(DBusValue.array(element: "y", []).elements == [])
+        #expect(DBusValue.variant(.byteArray([9])).bytes == [9])
+        #expect(DBusValue.array(element: "y", [.byte(3)]).bytes == [3])
+        #expect(DBusValue.byteArray([]).signature == "ay")
+
+        let spec = InterfaceSpec(name: Self.iface, methods: [
+            .init("Echo", input: [("a", "ay"), ("b", "ay"), ("c", "ay"), ("d", "v")], output: [("a", "ay"), ("b", "ay"), ("c", "ay"), ("d", "v")]) { call in
+                call.arguments
+            }
+        ])
+        try await withService(spec) { client, name in
+            let big = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let sent: [DBusValue] = [
+                .array(element: "y", [.byte(0), .byte(255)]), .byteArray([]), .bytes(big), .variant(.array(element: "y", [])),
+            ]
+            let reply = try await client.call(name, path: "/t", interface: Self.iface, member: "Echo", sent)
+            // What comes back is always the byte-array spelling.
+            #expect(reply.count == 4)
+            guard reply.count == 4 else { return }
+            if case .byteArray(let bytes) = reply[0] { #expect(bytes == [0, 255]) } else { Issue.record("\(reply[0])") }
+            if case .byteArray(let bytes) = reply[1] { #expect(bytes.isEmpty) } else { Issue.record("\(reply[1])") }
+            #expect(reply[2].bytes == big)
+            if case .variant(.byteArray(let bytes)) = reply[3] { #expect(bytes.isEmpty) } else { Issue.record("\(reply[3])") }
+            #expect(reply == sent)
+
+            // An ay holding something other than bytes is refused before anything is sent.
+            await #expect(throws: BusError.invalidArgs("an ay holds only bytes")) {
+                try await client.call(
+                    name, path: "/t", interface: Self.iface, member: "Echo",
+                    [.array(element: "y", [.string("x")]), .byteArray([]), .byteArray([]), .variant(.byte(0))])
+            }
+        }
+    }
+
     @Test("errors come back typed; unknown methods are refused")
     func errors() async throws {
         let spec = InterfaceSpec(name: Self.iface, methods: [
