@@ -4,7 +4,7 @@ import GlassdCore
 import Glibc
 import Logging
 
-/// One Monocle service over BlueZ. Writes go in pieces of MTU − 3 bytes, through the
+/// One channel of a link over BlueZ. Writes go in packets of at most MTU − 3 bytes, through the
 /// AcquireWrite socket where BlueZ offers one, else as WriteValue(type command); notifications come
 /// from the AcquireNotify socket, else as PropertiesChanged(Value) after StartNotify.
 final class BlueZChannel: ByteChannel {
@@ -14,62 +14,73 @@ final class BlueZChannel: ByteChannel {
     }
 
     let writer: Writer
-    let chunkSize: Int
-    let incoming: AsyncStream<[UInt8]>
-    /// One write at a time, so two writers' pieces never interleave.
+    let maxPacketSize: Int
+    let framing: ChannelFraming
+    let incoming: PacketInbox
+    /// One write at a time, so two writers' packets never interleave (the socket path queues).
     private let gate = AsyncGate()
 
-    init(writer: Writer, mtu: Int, incoming: AsyncStream<[UInt8]>) {
+    init(writer: Writer, mtu: Int, framing: ChannelFraming, incoming: PacketInbox) {
         self.writer = writer
-        self.chunkSize = max(20, mtu - 3)
+        self.maxPacketSize = max(20, mtu - 3)
+        self.framing = framing
         self.incoming = incoming
     }
 
     func write(_ bytes: [UInt8]) async throws {
         guard !bytes.isEmpty else { return }
-        var pieces: [[UInt8]] = []
+        if framing == .packets && bytes.count > maxPacketSize {
+            throw ChannelError.tooLong(size: bytes.count, limit: maxPacketSize)
+        }
+        var packets: [[UInt8]] = []
         var offset = 0
         repeat {
-            let end = min(offset + chunkSize, bytes.count)
-            pieces.append(Array(bytes[offset..<end]))
+            let end = min(offset + maxPacketSize, bytes.count)
+            packets.append(Array(bytes[offset..<end]))
             offset = end
         } while offset < bytes.count
         switch writer {
         case .socket(let loop, let channel):
-            try await loop.write(channel: channel, packets: pieces)
+            try await loop.write(channel: channel, packets: packets)
         case .writeValue(let client, let path):
             try await gate.withLock(isolation: nil) {
-                for piece in pieces {
+                for packet in packets {
+                    try Task.checkCancellation()
                     try await client.call(
-                        path, BlueZ.characteristic, "WriteValue", [.bytes(piece), .vardict(["type": .string("command")])])
+                        path, BlueZ.characteristic, "WriteValue", [.bytes(packet), .vardict(["type": .string("command")])])
                 }
             }
         }
     }
 }
 
-/// A connected Monocle: its serial (REPL) and data channels, and what to release when it goes.
+/// A connected device: the channels of its profile, and what to release when it goes.
 public final class BlueZLink: GlassesLink {
-    let serialChannel: BlueZChannel
-    let dataChannel: BlueZChannel
+    public let profile: GATTProfile
+    let channels: [String: BlueZChannel]
     private let sockets: SocketLoop?
     private let notifyPaths: [String]
     private let state: BlueZState
-    public var serial: any ByteChannel { serialChannel }
-    public var data: any ByteChannel { dataChannel }
 
-    init(serial: BlueZChannel, data: BlueZChannel, sockets: SocketLoop?, notifyPaths: [String], state: BlueZState) {
-        serialChannel = serial
-        dataChannel = data
+    init(profile: GATTProfile, channels: [String: BlueZChannel], sockets: SocketLoop?, notifyPaths: [String], state: BlueZState) {
+        self.profile = profile
+        self.channels = channels
         self.sockets = sockets
         self.notifyPaths = notifyPaths
         self.state = state
     }
 
-    /// Ends both incoming streams and releases acquired sockets (the link dropped or was released).
+    public func channel(_ name: String) -> (any ByteChannel)? { channels[name] }
+
+    /// Returns when an acquired socket shows the link is gone (EOF, error), or when the waiting
+    /// task is cancelled. Without sockets only BlueZ's Connected property tells, so it just waits.
+    func socketsLost() async {
+        await (sockets?.lost ?? OneShotEvent()).wait()
+    }
+
+    /// Ends the inboxes and releases acquired sockets (the link dropped or was released).
     func close() {
         sockets?.close()
         for path in notifyPaths { state.stopValues(path) }
     }
 }
-

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import GlassdCore
 import Synchronization
 
 /// A mirror of org.bluez's objects, kept current from its signals, that tasks can wait on:
@@ -30,7 +31,7 @@ public final class BlueZState: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
-        var valueListeners: [String: AsyncStream<[UInt8]>.Continuation] = [:]
+        var valueListeners: [String: PacketInbox] = [:]
         var changeListeners: [UInt64: AsyncStream<Void>.Continuation] = [:]
     }
 
@@ -66,7 +67,7 @@ public final class BlueZState: Sendable {
     func propertiesChanged(_ path: String, _ interface: String, _ changed: [String: DBusValue], _ invalidated: [String]) {
         if interface == BlueZ.characteristic, let payload = changed["Value"]?.bytes {
             // Notifications go to the link, not into the mirror.
-            _ = inner.withLock { $0.valueListeners[path] }?.yield(payload)
+            inner.withLock { $0.valueListeners[path] }?.push(payload)
             if changed.count == 1 { return }
         }
         update { snapshot in
@@ -105,14 +106,14 @@ public final class BlueZState: Sendable {
     // MARK: Notifications
 
     /// Value notifications of the characteristic at `path`, until `stopValues(path)`.
-    func values(of path: String) -> AsyncStream<[UInt8]> {
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: notificationBuffer)
+    func values(of path: String) -> PacketInbox {
+        let inbox = PacketInbox()
         let old = inner.withLock { state in
-            defer { state.valueListeners[path] = continuation }
+            defer { state.valueListeners[path] = inbox }
             return state.valueListeners[path]
         }
         old?.finish()
-        return stream
+        return inbox
     }
 
     func stopValues(_ path: String) {
@@ -163,7 +164,3 @@ public final class BlueZState: Sendable {
         }
     }
 }
-
-/// Notifications kept for a reader that lags: about 256 KiB of 253-byte packets. Beyond that the
-/// oldest go, so a chatty device cannot grow the daemon without bound.
-let notificationBuffer = AsyncStream<[UInt8]>.Continuation.BufferingPolicy.bufferingNewest(1024)

@@ -14,12 +14,15 @@ public struct LinkSettings: Sendable {
     public var backoff: ReconnectBackoff
     /// Use AcquireNotify/AcquireWrite sockets where BlueZ offers them (else D-Bus messages).
     public var acquireSockets: Bool
+    /// The channels to open on the device.
+    public var profile: GATTProfile
 
     public init(
         adapter: String? = nil, scanTimeout: Duration = .seconds(10), scanSettle: Duration = .seconds(2),
         connectTimeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(),
-        acquireSockets: Bool = true
+        acquireSockets: Bool = true, profile: GATTProfile = .monocle
     ) {
+        self.profile = profile
         self.acquireSockets = acquireSockets
         self.adapter = adapter
         self.scanTimeout = scanTimeout

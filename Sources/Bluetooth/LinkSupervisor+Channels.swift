@@ -5,35 +5,34 @@ import Glibc
 import Logging
 
 extension LinkSupervisor {
-    /// The Monocle's two services on `device`: sockets where BlueZ offers them, D-Bus otherwise.
-    func openChannels(_ device: String) async throws -> BlueZLink {
+    /// The channels of `profile` on `device`: sockets where BlueZ offers them, D-Bus otherwise.
+    func openChannels(_ device: String, profile: GATTProfile) async throws -> BlueZLink {
         let snapshot = client.state.snapshot
-        let uuids = [(MonocleUUID.serialRX, MonocleUUID.serialTX), (MonocleUUID.dataRX, MonocleUUID.dataTX)]
         var found: [(rx: (path: String, mtu: Int), tx: (path: String, mtu: Int))] = []
-        for (rx, tx) in uuids {
-            guard let r = snapshot.characteristic(device, uuid: rx), let t = snapshot.characteristic(device, uuid: tx) else {
-                throw LinkError.failed("the device does not offer the Monocle services")
+        for channel in profile.channels {
+            guard let r = snapshot.characteristic(device, uuid: channel.write),
+                let t = snapshot.characteristic(device, uuid: channel.notify)
+            else {
+                throw LinkError.failed("the device does not offer the \(profile.name) \(channel.name) channel")
             }
             found.append((r, t))
         }
         var acquired: [SocketLoop.Channel] = []
-        var plans: [(writer: Int?, writeMTU: Int, notify: AsyncStream<[UInt8]>?)] = []
+        var plans: [(socketWriter: Bool, writeMTU: Int, inbox: PacketInbox?)] = []
         var notifyPaths: [String] = []
         do {
             for (index, pair) in found.enumerated() {
                 // Registered before anything is acquired, so the error path closes whatever was.
                 acquired.append(SocketLoop.Channel())
-                var notify: AsyncStream<[UInt8]>?
+                var inbox: PacketInbox?
                 var writeMTU = pair.rx.mtu
                 if settings.acquireSockets, snapshot.offers(pair.tx.path, "NotifyAcquired"),
                     let (fd, _) = try await acquire(pair.tx.path, "AcquireNotify")
                 {
-                    let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: notificationBuffer)
+                    inbox = PacketInbox()
                     acquired[index].notifyFD = fd
-                    acquired[index].incoming = continuation
-                    notify = stream
+                    acquired[index].inbox = inbox
                 } else {
-                    notify = nil
                     notifyPaths.append(pair.tx.path)
                 }
                 if settings.acquireSockets, snapshot.offers(pair.rx.path, "WriteAcquired"),
@@ -42,24 +41,26 @@ extension LinkSupervisor {
                     acquired[index].writeFD = fd
                     writeMTU = mtu
                 }
-                plans.append((acquired[index].writeFD == nil ? nil : index, writeMTU, notify))
+                plans.append((acquired[index].writeFD != nil, writeMTU, inbox))
             }
             // D-Bus notifications: listen before turning them on, so none is missed.
-            let valueStreams = notifyPaths.map { client.state.values(of: $0) }
+            var valueInboxes = notifyPaths.map { client.state.values(of: $0) }.makeIterator()
             for path in notifyPaths { try await client.call(path, BlueZ.characteristic, "StartNotify") }
+            let inboxes = plans.compactMap { $0.inbox ?? valueInboxes.next() }
             let usesSockets = acquired.contains { $0.notifyFD != nil || $0.writeFD != nil }
             let loop = usesSockets ? SocketLoop(channels: acquired, name: "ble-sockets") : nil
-            var streams = valueStreams.makeIterator()
-            let channels = found.enumerated().map { index, pair in
+            var channels: [String: BlueZChannel] = [:]
+            for (index, spec) in profile.channels.enumerated() {
                 let plan = plans[index]
                 let writer: BlueZChannel.Writer =
-                    if let loop, plan.writer != nil { .socket(loop, channel: index) } else {
-                        .writeValue(client, path: pair.rx.path)
+                    if let loop, plan.socketWriter { .socket(loop, channel: index) } else {
+                        .writeValue(client, path: found[index].rx.path)
                     }
-                return BlueZChannel(writer: writer, mtu: plan.writeMTU, incoming: plan.notify ?? streams.next()!)
+                channels[spec.name] = BlueZChannel(
+                    writer: writer, mtu: plan.writeMTU, framing: spec.framing, incoming: inboxes[index])
             }
             return BlueZLink(
-                serial: channels[0], data: channels[1], sockets: loop, notifyPaths: notifyPaths, state: client.state)
+                profile: profile, channels: channels, sockets: loop, notifyPaths: notifyPaths, state: client.state)
         } catch {
             for channel in acquired {
                 for fd in [channel.notifyFD, channel.writeFD].compactMap({ $0 }) { Glibc.close(fd) }

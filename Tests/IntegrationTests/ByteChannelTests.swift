@@ -37,13 +37,19 @@ struct ByteChannelTests {
                     group.addTask { try await client.run() }
                     group.addTask { await supervisor.run() }
                     try await client.state.wait(timeout: .seconds(10)) { $0.present }
+                    let events = await supervisor.events()
                     _ = try await supervisor.pair(BLEWorld.adapterAddress(2))
                     var link: (any GlassesLink)?
-                    for await _ in supervisor.changeStream {
-                        link = await supervisor.currentLink
-                        if link != nil { break }
+                    for await event in events {
+                        if case .up(let up, let generation) = event {
+                            #expect(generation == 1)
+                            link = up
+                            break
+                        }
                     }
-                    let channel = try #require(link?.serial)
+                    let channel = try #require(link?.channel(MonocleChannel.serial))
+                    #expect(channel.maxPacketSize == 253)
+                    #expect(channel.framing == .stream)
                     // BlueZ shows whether the sockets were taken.
                     let device = "/org/bluez/hci0/dev_" + BLEWorld.adapterAddress(2).replacingOccurrences(of: ":", with: "_")
                     let characteristics = client.state.snapshot.objects.filter { $0.key.hasPrefix(device + "/") }
@@ -67,7 +73,8 @@ struct ByteChannelTests {
                     async let echoed: [UInt8] = {
                         var bytes: [UInt8] = []
                         for await piece in channel.incoming {
-                            bytes += piece
+                            guard case .packet(let packet) = piece else { return [] }
+                            bytes += packet
                             if bytes.count >= sent.count { break }
                         }
                         return bytes
@@ -76,10 +83,15 @@ struct ByteChannelTests {
                     received = await echoed
                     #expect(received == sent)
                     // The data channel is separate; its echo means the Monocle has recorded the write.
-                    let data = try #require(link?.data)
+                    let data = try #require(link?.channel(MonocleChannel.data))
+                    #expect(data.framing == .packets)
+                    // A message longer than one packet is refused, not split.
+                    await #expect(throws: ChannelError.tooLong(size: 254, limit: 253)) {
+                        try await data.write(Array(repeating: 0x41, count: 254))
+                    }
                     try await data.write(Array("data".utf8))
                     for await piece in data.incoming {
-                        #expect(piece == Array("data".utf8))
+                        #expect(piece == .packet(Array("data".utf8)))
                         break
                     }
 

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+import Testing
+
+@Suite("Packet inbox")
+struct PacketInboxTests {
+    @Test("packets come out in order, then the end")
+    func order() async {
+        let inbox = PacketInbox(capacity: 8)
+        inbox.push([1])
+        inbox.push([2, 3])
+        inbox.finish()
+        inbox.push([4])  // after the end: ignored
+        var seen: [Incoming] = []
+        for await item in inbox { seen.append(item) }
+        #expect(seen == [.packet([1]), .packet([2, 3])])
+    }
+
+    @Test("a lagging reader is told how many packets were lost, before the newer ones")
+    func overflow() async {
+        let inbox = PacketInbox(capacity: 3)
+        for i in 0..<10 { inbox.push([UInt8(i)]) }
+        inbox.finish()
+        var seen: [Incoming] = []
+        for await item in inbox { seen.append(item) }
+        #expect(seen == [.overflow(dropped: 7), .packet([7]), .packet([8]), .packet([9])])
+    }
+
+    @Test("a waiting reader gets a packet pushed later; cancelling the reader ends its wait")
+    func waiting() async {
+        let inbox = PacketInbox()
+        async let first = inbox.next()
+        inbox.push([42])
+        #expect(await first == .packet([42]))
+        let reader = Task { await inbox.next() }
+        reader.cancel()
+        #expect(await reader.value == nil)
+        // The inbox still works for the next reader.
+        inbox.push([43])
+        #expect(await inbox.next() == .packet([43]))
+    }
+}
