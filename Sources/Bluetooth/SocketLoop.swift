@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
+import GlassdCore
 import Synchronization
 
 /// The sockets BlueZ hands out with AcquireNotify/AcquireWrite (SOCK_SEQPACKET: one packet per
 /// notification or write), served by one thread per link that polls them all: reads become
-/// notifications, queued writes go out when the socket has room. Nothing blocks the pool.
+/// notifications, queued writes go out when the socket has room. Each channel has its own write
+/// queue, so a long upload on one never holds up a message on another. Nothing blocks the pool.
 final class SocketLoop: Sendable {
     struct Channel: Sendable {
         var notifyFD: Int32?
         var writeFD: Int32?
-        var incoming: AsyncStream<[UInt8]>.Continuation?
+        var inbox: PacketInbox?
     }
 
-    struct Closed: Error {}
-
     private struct Job: Sendable {
+        var id: UInt64
         var channel: Int
         var packets: [[UInt8]]
         var done: CheckedContinuation<Void, any Error>
@@ -22,6 +23,8 @@ final class SocketLoop: Sendable {
 
     private struct Commands {
         var jobs: [Job] = []
+        var cancelled: Set<UInt64> = []
+        var nextID: UInt64 = 0
         var closing = false
         var finished = false
     }
@@ -29,7 +32,9 @@ final class SocketLoop: Sendable {
     private let commands = Mutex(Commands())
     /// A pipe that wakes the poll: read end first.
     private let wakeFDs: (read: Int32, write: Int32)
-    private var wakeFD: Int32 { wakeFDs.read }
+    /// Fired when a notify socket reports EOF or an error, or a write fails: the link is gone
+    /// (BlueZ closes the sockets when the device disconnects).
+    let lost = OneShotEvent()
 
     init(channels: [Channel], name: String) {
         var pair: [Int32] = [-1, -1]
@@ -49,19 +54,29 @@ final class SocketLoop: Sendable {
         thread.start()
     }
 
-    /// Sends `packets` on `channel` in order; returns once all are written.
+    /// Sends `packets` on `channel` in order; returns once all are written. Cancellation drops the
+    /// packets not yet written and throws CancellationError.
     func write(channel: Int, packets: [[UInt8]]) async throws {
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            let accepted = commands.withLock { c -> Bool in
-                guard !c.finished else { return false }
-                c.jobs.append(Job(channel: channel, packets: packets, done: done))
-                return true
+        let id = commands.withLock { c in
+            defer { c.nextID += 1 }
+            return c.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                let accepted = commands.withLock { c -> Bool in
+                    guard !c.finished else { return false }
+                    c.jobs.append(Job(id: id, channel: channel, packets: packets, done: done))
+                    return true
+                }
+                if accepted { wake() } else { done.resume(throwing: ChannelError.closed) }
             }
-            if accepted { wake() } else { done.resume(throwing: Closed()) }
+        } onCancel: {
+            commands.withLock { _ = $0.cancelled.insert(id) }
+            wake()
         }
     }
 
-    /// Closes the sockets (releasing the acquisitions) and ends the incoming streams.
+    /// Closes the sockets (releasing the acquisitions) and ends the inboxes.
     func close() {
         commands.withLock { $0.closing = true }
         wake()
@@ -73,25 +88,37 @@ final class SocketLoop: Sendable {
     }
 
     private func run(_ channels: [Channel]) {
-        var queue: [Job] = []
-        var sent = 0  // packets of queue[0] already written
+        var queues: [[Job]] = Array(repeating: [], count: channels.count)
+        var sent = Array(repeating: 0, count: channels.count)  // packets of queues[i][0] already written
         var open = channels
         var buffer = [UInt8](repeating: 0, count: 1024)
-        loop: while true {
-            let (newJobs, closing) = commands.withLock { c in
-                defer { c.jobs.removeAll() }
-                return (c.jobs, c.closing)
+        while true {
+            let (newJobs, cancelled, closing) = commands.withLock { c in
+                defer {
+                    c.jobs.removeAll()
+                    c.cancelled.removeAll()
+                }
+                return (c.jobs, c.cancelled, c.closing)
             }
-            queue += newJobs
+            for job in newJobs { queues[job.channel].append(job) }
+            if !cancelled.isEmpty {
+                for i in queues.indices {
+                    for (position, job) in queues[i].enumerated() where cancelled.contains(job.id) {
+                        job.done.resume(throwing: CancellationError())
+                        if position == 0 { sent[i] = 0 }
+                    }
+                    queues[i].removeAll { cancelled.contains($0.id) }
+                }
+            }
             if closing { break }
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0)]
             var owners: [(channel: Int, notify: Bool)] = [(-1, false)]
             for (i, channel) in open.enumerated() {
                 if let fd = channel.notifyFD {
                     fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
                     owners.append((i, true))
                 }
-                if let fd = channel.writeFD, queue.first?.channel == i {
+                if let fd = channel.writeFD, !queues[i].isEmpty {
                     fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0))
                     owners.append((i, false))
                 }
@@ -101,42 +128,46 @@ final class SocketLoop: Sendable {
             }
             if fds[0].revents != 0 {
                 var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeFD, &drain, drain.count) > 0 {}
+                while read(wakeFDs.read, &drain, drain.count) > 0 {}
             }
             for (index, fd) in fds.enumerated().dropFirst() where fd.revents != 0 {
-                let owner = owners[index]
-                if owner.notify {
+                let i = owners[index].channel
+                if owners[index].notify {
                     let n = read(fd.fd, &buffer, buffer.count)
                     if n > 0 {
-                        open[owner.channel].incoming?.yield(Array(buffer[..<n]))
+                        open[i].inbox?.push(Array(buffer[..<n]))
                     } else if n == 0 || (errno != EAGAIN && errno != EINTR) {
-                        // The link went away: this channel's notifications end.
-                        open[owner.channel].incoming?.finish()
+                        // EOF or error: BlueZ let go of the socket, so the link is gone.
+                        open[i].inbox?.finish()
                         Glibc.close(fd.fd)
-                        open[owner.channel].notifyFD = nil
+                        open[i].notifyFD = nil
+                        lost.fire()
                     }
                     continue
                 }
-                guard var job = queue.first else { continue }
-                while sent < job.packets.count {
-                    let packet = job.packets[sent]
+                guard let job = queues[i].first else { continue }
+                var failure: Int32?
+                while sent[i] < job.packets.count {
+                    let packet = job.packets[sent[i]]
                     // MSG_NOSIGNAL: a link that dropped gives EPIPE, not SIGPIPE.
                     let n = packet.withUnsafeBytes { send(fd.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     if n == packet.count {
-                        sent += 1
+                        sent[i] += 1
                     } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
                         break
                     } else {
-                        queue.removeFirst()
-                        sent = 0
-                        job.done.resume(throwing: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
-                        job.packets = []
+                        failure = n < 0 ? errno : EIO
                         break
                     }
                 }
-                if !job.packets.isEmpty && sent == job.packets.count {
-                    queue.removeFirst()
-                    sent = 0
+                if let failure {
+                    queues[i].removeFirst()
+                    sent[i] = 0
+                    job.done.resume(throwing: POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO))
+                    lost.fire()
+                } else if sent[i] == job.packets.count {
+                    queues[i].removeFirst()
+                    sent[i] = 0
                     job.done.resume()
                 }
             }
@@ -147,9 +178,9 @@ final class SocketLoop: Sendable {
             defer { c.jobs.removeAll() }
             return c.jobs
         }
-        for job in queue + late { job.done.resume(throwing: Closed()) }
+        for job in queues.joined() + late { job.done.resume(throwing: ChannelError.closed) }
         for channel in open {
-            channel.incoming?.finish()
+            channel.inbox?.finish()
             for fd in [channel.notifyFD, channel.writeFD].compactMap({ $0 }) { Glibc.close(fd) }
         }
         Glibc.close(wakeFDs.read)
