@@ -21,6 +21,11 @@ public actor LinkSupervisor {
     private var discoveryUsers = 0
     private let discoveryGate = AsyncGate()
     private var link: BlueZLink?
+    /// Counts links that came up; each `LinkEvent` names its link's generation.
+    private var generation: UInt64 = 0
+    private let linkEvents = Broadcast<LinkEvent>()
+    /// Supervision paused (a DFU holds the device): no reconnecting, and the link is left as it is.
+    private var suspended = false
     private let targets: AsyncStream<BluetoothAddress?>.Continuation
     private let targetStream: AsyncStream<BluetoothAddress?>
     private let changes: AsyncStream<LinkSnapshot>.Continuation
@@ -75,8 +80,26 @@ public actor LinkSupervisor {
         return LinkSnapshot(state: state, paired: paired?.address, devices: devices)
     }
 
-    /// The connected glasses, if any.
-    public var currentLink: (any GlassesLink)? { link }
+    /// Link events from now on; a link already up is reported first.
+    public func events() -> AsyncStream<LinkEvent> {
+        linkEvents.subscribe(first: link.map { .up($0, generation: generation) })
+    }
+
+    /// Stops supervising without unpairing and without disconnecting (a firmware update is about
+    /// to reset the device); `resume()` takes it up again.
+    public func suspend() {
+        guard !suspended, paired != nil else { return }
+        suspended = true
+        logger.info("link supervision suspended")
+        targets.yield(nil)
+    }
+
+    public func resume() {
+        guard suspended else { return }
+        suspended = false
+        logger.info("link supervision resumed")
+        if let paired { targets.yield(paired.address) }
+    }
 
     private func setState(_ new: LinkState) {
         guard state != new else { return }
@@ -118,6 +141,7 @@ public actor LinkSupervisor {
             throw .failed("The pairing could not be saved.")
         }
         paired = (found.address, found.name)
+        suspended = false
         reconnectCount = 0
         logger.notice("paired", metadata: ["device": "\(found.address)", "rssi": "\(found.rssi)"])
         setState(.disconnected)
@@ -137,6 +161,7 @@ public actor LinkSupervisor {
         // (Re-checked: a concurrent Unpair may have won while the database was written.)
         guard self.paired?.address == paired.address else { throw .notPaired("No glasses are paired.") }
         self.paired = nil
+        suspended = false
         setState(.unpaired)
         targets.yield(nil)
         logger.notice("unpaired", metadata: ["device": "\(paired.address)"])
@@ -218,7 +243,7 @@ public actor LinkSupervisor {
         } catch {
             outcome = error
         }
-        await discoveryGate.withLock {
+        await discoveryGate.withLockUncancellable {
             discoveryUsers -= 1
             if discoveryUsers == 0 { _ = try? await client.call(adapter, BlueZ.adapter, "StopDiscovery") }
         }
@@ -271,15 +296,20 @@ public actor LinkSupervisor {
                 if everConnected { reconnectCount += 1 }
                 everConnected = true
                 self.link = link
+                generation += 1
+                let current = generation
                 setState(.connected)
+                linkEvents.publish(.up(link, generation: current))
                 try? await store.touch(address, at: unixMS())
                 let start = ContinuousClock.now
-                let lost = await waitForDrop(adapter: adapter, device: device)
+                let drop = await waitForDrop(link, adapter: adapter, device: device)
                 link.close()
                 self.link = nil
+                linkEvents.publish(.down(generation: current, reason: drop?.reason ?? "released"))
                 backoff.connectionEnded(after: ContinuousClock.now - start)
-                guard lost, isCurrent(address) else { break }
-                logger.notice("link lost", metadata: ["device": "\(address)"])
+                guard let drop, isCurrent(address) else { break }
+                logger.notice("link lost: \(drop.reason)", metadata: ["device": "\(address)"])
+                if drop.disconnect { _ = try? await client.call(device, BlueZ.device, "Disconnect") }
                 setState(.disconnected)
             } catch {
                 guard isCurrent(address) else { break }
@@ -321,22 +351,40 @@ public actor LinkSupervisor {
         try await client.call(device, BlueZ.device, "Connect", timeoutSeconds: seconds(settings.connectTimeout))
         try await client.state.wait(timeout: settings.connectTimeout) { $0.isResolved(device) }
         do {
-            return (try await openChannels(device), adapter, device)
+            return (try await openChannels(device, profile: settings.profile), adapter, device)
         } catch {
             _ = try? await client.call(device, BlueZ.device, "Disconnect")
             throw error
         }
     }
 
-    /// Waits until the link on `device` drops (true) or the wait is cancelled (false).
-    private func waitForDrop(adapter: String, device: String) async -> Bool {
-        do {
-            try await client.state.wait { snapshot in
-                !snapshot.isPowered(adapter) || !snapshot.isConnected(device)
+    /// Why a link ended; `disconnect`: BlueZ may still think it connected, so drop it there too.
+    struct Drop {
+        var reason: String
+        var disconnect: Bool
+    }
+
+    /// Waits until the link drops: BlueZ says the device or adapter went, or an acquired socket
+    /// reports EOF or an error. nil when the wait was cancelled (unpair, shutdown).
+    private func waitForDrop(_ link: BlueZLink, adapter: String, device: String) async -> Drop? {
+        await withTaskGroup(of: Drop?.self) { group in
+            group.addTask {
+                do {
+                    try await self.client.state.wait { snapshot in
+                        !snapshot.isPowered(adapter) || !snapshot.isConnected(device)
+                    }
+                    return Drop(reason: "disconnected", disconnect: false)
+                } catch {
+                    return nil
+                }
             }
-            return true
-        } catch {
-            return false
+            group.addTask {
+                await link.socketsLost()
+                return Task.isCancelled ? nil : Drop(reason: "the link's socket closed", disconnect: true)
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
     }
 
@@ -345,7 +393,7 @@ public actor LinkSupervisor {
     private func release(_ address: BluetoothAddress) async {
         link?.close()
         link = nil
-        guard !Task.isCancelled else { return }
+        guard !Task.isCancelled, !suspended else { return }
         let snapshot = client.state.snapshot
         guard let adapter = snapshot.adapterPath(named: settings.adapter) else { return }
         let device = snapshot.devicePath(adapter, address)
