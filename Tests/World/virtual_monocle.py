@@ -10,10 +10,17 @@
 #
 # GATT (monocle-protocol.md §1.1): serial service 6e400001-… (RX 6e400002-…
 # write/write-without-response, TX 6e400003-… notify) and data service
-# e5700001-… (RX e5700002-…, TX e5700003-…). Every RX write is echoed as a
-# notification on the TX of the same service while it notifies, and with
-# --record appended to FILE as one JSON line. Writes longer than MTU-3 are
-# rejected with org.bluez.Error.InvalidValueLength.
+# e5700001-… (RX e5700002-…, TX e5700003-…). Writes longer than MTU-3 are
+# rejected with org.bluez.Error.InvalidValueLength; accepted ones are, with
+# --record, appended to FILE as one JSON line.
+#
+# Behind the GATT services runs the Monocle's MicroPython: a real MicroPython
+# (the unix port, `micropython` of the venv) running vmonocle/firmware.py, which
+# emulates the firmware's REPL and the Monocle modules (vmonocle/*.py). Serial
+# RX feeds its REPL through the 1024-byte ring, its stdout goes out as serial TX
+# notifications, data RX messages go to bluetooth.receive_callback through
+# micropython.schedule, bluetooth.send becomes data TX notifications. Tests drive
+# it through org.glassd.test.VirtualMonocle1 (see Tests/World/README.md).
 #
 # It follows org.bluez: when bluetoothd (or bzworld) goes away and comes back,
 # or the adapter is removed and re-added, it registers again. It prints
@@ -22,8 +29,14 @@
 
 import argparse
 import asyncio
+import io
 import json
+import os
+import signal
+import struct
 import sys
+import tempfile
+import wave
 from collections import deque
 
 from worldloop import run_until_signalled  # beside this file
@@ -31,7 +44,7 @@ from worldloop import run_until_signalled  # beside this file
 from dbus_fast import BusType, DBusError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 from dbus_fast.constants import PropertyAccess
-from dbus_fast.service import ServiceInterface, dbus_property, method
+from dbus_fast.service import ServiceInterface, dbus_property, method, signal as dbus_signal
 
 SERIAL_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
 SERIAL_RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"
@@ -44,6 +57,13 @@ BLUEZ = "org.bluez"
 ROOT = "/org/glassd/vmonocle"
 APP_PATH = ROOT + "/app"
 ADV_PATH = ROOT + "/adv0"
+
+CONTROL_IFACE = "org.glassd.test.VirtualMonocle1"
+VMDIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vmonocle")
+RING_SIZE = 1024            # the firmware's serial RX ring
+COLOUR_NAMES = {0xFFFFFF: None, 0xAD2323: "red", 0xFFEE33: "yellow", 0x04D718: "green",
+                0x0000FF: "blue", 0x00FFFF: "cyan", 0xFF00FF: "magenta", 0x888888: "gray",
+                0x000000: "black"}
 
 NOTIFY_YIELD_EVERY = 8      # dbus-fast drops the connection on long sync bursts
 CALL_TIMEOUT = 10.0
@@ -137,6 +157,7 @@ class GattCharacteristic(ServiceInterface):
         if not self.vm_notifying:
             self.vm_notifying = True
             self.emit_properties_changed({"Notifying": True})
+            self.vm_monocle.notify_changed()
 
     @method()
     def StopNotify(self):
@@ -155,6 +176,7 @@ class GattCharacteristic(ServiceInterface):
             self.vm_notifying = False
             if signal_it:
                 self.emit_properties_changed({"Notifying": False})
+            self.vm_monocle.notify_changed()
 
     def notify(self, data: bytes):
         """Queue data as notifications of at most MTU-3 bytes each."""
@@ -214,6 +236,313 @@ class Advertisement(ServiceInterface):
         self.vm_monocle.on_advertisement_released()
 
 
+class Firmware:
+    """The MicroPython process behind the services: one process per boot (power-on, soft
+    reboot, safe mode). Frames with vmonocle/_vmhost.py: tag byte, u32 LE length, payload."""
+
+    def __init__(self, monocle, args):
+        self.monocle = monocle
+        self.micropython = args.micropython
+        self.fs = args.fs
+        self.state_dir = tempfile.mkdtemp(prefix="vmonocle-state.")
+        self.env = dict(os.environ, MICROPYPATH=":.frozen", VMONOCLE_MTU=str(args.mtu),
+                        VMONOCLE_FW_VERSION=args.firmware_version,
+                        VMONOCLE_FPGA_VERSION=args.fpga_version, VMONOCLE_STATE=self.state_dir)
+        self.battery = args.battery
+        self.audio = None            # (rate, s16le mono bytes)
+        self.image = None
+        self.proc = None
+        self.generation = 0
+        self.ring_used = 0
+        self.next_boot = None        # (boot, mode, reset cause) chosen before the process ends
+        self.frame = []
+        self.frames = 0
+        self.mac = "00:00:00:00:00:00"
+        self.stats = {"ring_dropped": 0, "safe_mode": 0, "callbacks_dropped": 0,
+                      "touch_dropped": 0, "soft_reboots": 0, "repl_commands": 0,
+                      "serial_bytes_in": 0, "data_messages_in": 0, "power_cycles": 0,
+                      "resets": 0, "dfu_requests": 0, "boots": 0}
+        self.task = None
+        self.stopping = False
+
+    # --- process
+    def start(self, boot="power", mode="friendly", cause="POWERON"):
+        self.task = asyncio.get_running_loop().create_task(self._run(boot, mode, cause))
+
+    async def _run(self, boot, mode, cause):
+        while not self.stopping:
+            self.generation += 1
+            gen = self.generation
+            self.ring_used = 0
+            self.stats["boots"] += 1
+            r, w = os.pipe()
+            env = dict(self.env, VMONOCLE_BOOT=boot, VMONOCLE_MODE=mode, VMONOCLE_CTL_FD=str(w),
+                       VMONOCLE_RESET_CAUSE=cause, VMONOCLE_MAC=self.mac)
+            try:
+                self.proc = await asyncio.create_subprocess_exec(
+                    self.micropython, os.path.join(VMDIR, "firmware.py"), cwd=self.fs, env=env,
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    pass_fds=(w,), start_new_session=True)
+            finally:
+                os.close(w)
+            loop = asyncio.get_running_loop()
+            ctl = asyncio.StreamReader()
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(ctl), os.fdopen(r, "rb", 0))
+            self.next_boot = None
+            self.send(b"N", self.notify_flags())
+            self.send(b"B", bytes([self.battery]))
+            if self.audio is not None:
+                self.send(b"A", struct.pack("<I", self.audio[0]) + self.audio[1])
+            self.send(b"I", self.image_bytes())
+            self.send(b"Z")
+            readers = [loop.create_task(self._stdout(self.proc.stdout)),
+                       loop.create_task(self._control(ctl, gen))]
+            await self.proc.wait()
+            await asyncio.gather(*readers, return_exceptions=True)
+            transport.close()
+            if self.stopping:
+                return
+            if self.next_boot is None:
+                warn(f"micropython exited ({self.proc.returncode}); powering on again")
+                await asyncio.sleep(0.5)
+                self.next_boot = ("power", "friendly", "CRASHED")
+            boot, mode, cause = self.next_boot
+
+    def send(self, tag: bytes, payload: bytes = b""):
+        proc = self.proc
+        if proc is None or proc.returncode is not None or proc.stdin.is_closing():
+            return
+        proc.stdin.write(tag + struct.pack("<I", len(payload)) + payload)
+
+    def restart(self, boot, mode="friendly", cause="POWERON"):
+        """Ends the running interpreter; the supervisor starts the next boot."""
+        self.next_boot = (boot, mode, cause)
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+
+    async def stop(self):
+        self.stopping = True
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+        if self.task is not None:
+            try:
+                await asyncio.wait_for(self.task, 3)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                pass
+
+    async def _stdout(self, reader):
+        while True:
+            data = await reader.read(4096)
+            if not data:
+                return
+            self.monocle.serial_out(data.replace(b"\n", b"\r\n"))
+
+    async def _control(self, reader, gen):
+        while True:
+            try:
+                hdr = await reader.readexactly(5)
+                tag, n = struct.unpack("<BI", hdr)
+                data = await reader.readexactly(n) if n else b""
+            except asyncio.IncompleteReadError:
+                return
+            if gen != self.generation:
+                continue
+            try:
+                self._event(chr(tag), data)
+            except Exception as e:  # a test tool: keep running, say why
+                warn(f"control frame {chr(tag)!r}: {e!r}")
+
+    def _event(self, tag, data):
+        if tag == "C":
+            self.ring_used = max(0, self.ring_used - struct.unpack("<I", data)[0])
+        elif tag == "D":
+            self.monocle.data_out(data)
+        elif tag == "F":
+            self.frame = json.loads(data)
+            self.frames += 1
+            self.monocle.display_changed(self.display_text())
+        elif tag == "E":
+            name = data.decode()
+            key = {"cbdrop": "callbacks_dropped", "touchdrop": "touch_dropped",
+                   "command": "repl_commands", "dfu": "dfu_requests"}.get(name)
+            if key:
+                self.stats[key] += 1
+        elif tag == "R":
+            self.stats["soft_reboots"] += 1
+            self.next_boot = ("soft", data.decode(), "SOFTWARE_RESET")
+        elif tag == "X":
+            self.stats["resets"] += 1
+            asyncio.get_running_loop().create_task(
+                self.monocle.power_cycle(cause="SOFTWARE_RESET", count=False))
+
+    # --- inputs
+    def notify_flags(self):
+        return bytes([int(self.monocle.notifying("serial")), int(self.monocle.notifying("data"))])
+
+    def serial_in(self, value: bytes):
+        self.stats["serial_bytes_in"] += len(value)
+        if 0x1C in value:
+            self.stats["safe_mode"] += 1
+            asyncio.get_running_loop().create_task(self.monocle.power_cycle(safe=True))
+            return
+        room = max(0, RING_SIZE - self.ring_used)
+        if len(value) > room:
+            self.stats["ring_dropped"] += len(value) - room
+            value = value[:room]
+        if value:
+            self.ring_used += len(value)
+            self.send(b"S", value)
+
+    def data_in(self, value: bytes):
+        self.stats["data_messages_in"] += 1
+        self.send(b"D", value)
+
+    def touch(self, seconds, button="A"):
+        self.send(b"T", struct.pack("<I", int(seconds * 1000)) + button.encode())
+
+    def set_battery(self, level):
+        self.battery = max(0, min(100, level))
+        self.send(b"B", bytes([self.battery]))
+
+    def feed_audio(self, path):
+        with wave.open(path, "rb") as w:
+            rate, width, channels = w.getframerate(), w.getsampwidth(), w.getnchannels()
+            raw = w.readframes(w.getnframes())
+        frame = width * channels
+        out = bytearray()
+        for i in range(0, len(raw) - frame + 1, frame):
+            if width == 1:
+                v = (raw[i] - 128) << 8
+                out += struct.pack("<h", v)
+            else:   # the two most significant bytes of the first channel
+                out += raw[i + width - 2:i + width]
+        self.audio = (rate, bytes(out))
+        self.send(b"A", struct.pack("<I", rate) + self.audio[1])
+
+    def feed_image(self, path):
+        with open(path, "rb") as f:
+            self.image = f.read()
+        self.send(b"I", self.image)
+
+    def image_bytes(self):
+        if self.image is None:
+            try:
+                from PIL import Image
+                img = Image.new("RGB", (640, 400), (90, 120, 160))
+                buf = io.BytesIO()
+                img.save(buf, "JPEG", quality=70)
+                self.image = buf.getvalue()
+            except ImportError:
+                self.image = b""
+        return self.image
+
+    # --- display
+    def display_text(self):
+        rows = {}
+        for o in self.frame:
+            if o.get("t") != "text":
+                continue
+            name = COLOUR_NAMES.get(o["c"], "#%06x" % o["c"])
+            text = o["s"] if name is None else f"[{name}] {o['s']}"
+            rows.setdefault(o["y"], []).append((o["x"], text))
+        return "\n".join(" ".join(t for _, t in sorted(rows[y])) for y in sorted(rows))
+
+    def display_png(self, path):
+        from PIL import Image, ImageDraw, ImageFont
+        img = Image.new("RGB", (640, 400), (0, 0, 0))
+        draw = ImageDraw.Draw(img)
+        try:
+            font = ImageFont.load_default(size=40)
+        except TypeError:
+            font = ImageFont.load_default()
+
+        def rgb(c):
+            return ((c >> 16) & 255, (c >> 8) & 255, c & 255)
+        for o in self.frame:
+            kind, colour = o.get("t"), rgb(o.get("c", 0xFFFFFF))
+            if kind == "rect":
+                x1, y1, x2, y2 = o["p"]
+                draw.rectangle([min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)], fill=colour)
+            elif kind == "line":
+                draw.line(o["p"], fill=colour, width=max(1, o.get("k", 1)))
+            elif kind == "poly":
+                pts = list(zip(o["p"][0::2], o["p"][1::2]))
+                if o.get("closed") and pts:
+                    pts.append(pts[0])
+                draw.line(pts, fill=colour, width=max(1, o.get("k", 1)))
+            elif kind == "text":
+                for i, ch in enumerate(o["s"]):
+                    draw.text((o["x"] + 24 * i + 2, o["y"] + 2), ch, fill=colour, font=font)
+        img.save(path, "PNG")
+
+
+class Control(ServiceInterface):
+    """org.glassd.test.VirtualMonocle1: what a test does to the glasses and reads from them."""
+
+    def __init__(self, monocle):
+        super().__init__(CONTROL_IFACE)
+        self.vm_monocle = monocle
+
+    def _fw(self):
+        return self.vm_monocle.firmware
+
+    @method()
+    def Tap(self):
+        self._fw().touch(0.1)
+
+    @method()
+    def Hold(self, seconds: "d"):
+        if not 0 < seconds <= 60:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "seconds must be in (0, 60]")
+        self._fw().touch(seconds)
+
+    @method()
+    def FeedAudio(self, path: "s"):
+        try:
+            self._fw().feed_audio(path)
+        except (OSError, EOFError, wave.Error) as e:
+            raise DBusError("org.glassd.test.Error.Failed", f"{path}: {e}")
+
+    @method()
+    def FeedImage(self, path: "s"):
+        try:
+            self._fw().feed_image(path)
+        except OSError as e:
+            raise DBusError("org.glassd.test.Error.Failed", f"{path}: {e}")
+
+    @method()
+    def DisplayText(self) -> "s":
+        return self._fw().display_text()
+
+    @method()
+    def DisplayPNG(self, path: "s"):
+        try:
+            self._fw().display_png(path)
+        except (OSError, ImportError) as e:
+            raise DBusError("org.glassd.test.Error.Failed", f"{path}: {e}")
+
+    @method()
+    def SetBattery(self, level: "y"):
+        self._fw().set_battery(level)
+
+    @method()
+    async def PowerCycle(self):
+        await self.vm_monocle.power_cycle()
+
+    @method()
+    def Stats(self) -> "a{sv}":
+        fw = self._fw()
+        out = {k: Variant("t" if k == "serial_bytes_in" else "u", v) for k, v in fw.stats.items()}
+        out["frames"] = Variant("u", fw.frames)
+        out["ring_used"] = Variant("u", fw.ring_used)
+        return out
+
+    @dbus_signal()
+    def DisplayChanged(self, text) -> "s":
+        return text
+
+
 class Monocle:
     def __init__(self, args):
         self.adapter_path = f"/org/bluez/{args.adapter}"
@@ -228,6 +557,9 @@ class Monocle:
         self.register_task = None
         self.stopping = False
         self.services = {}   # key -> (service, rx, tx)
+        self.adapter_name = args.adapter
+        self.firmware = Firmware(self, args)
+        self.control = Control(self)
 
     # --- objects
     def export(self):
@@ -243,12 +575,60 @@ class Monocle:
             self.bus.export(f"{svc_path}/char1", tx)
             self.services[key] = (service, rx, tx)
         self.bus.export(ADV_PATH, Advertisement(self))
+        self.bus.export(f"{ROOT}/{self.adapter_name}", self.control)
 
     def on_write(self, key, value: bytes, kind: str):
         if self.record is not None:
             self.record.write(json.dumps({"service": key, "hex": value.hex(), "type": kind}) + "\n")
             self.record.flush()
-        self.services[key][2].notify(value)
+        if key == "serial":
+            self.firmware.serial_in(value)
+        else:
+            self.firmware.data_in(value)
+
+    def notifying(self, key):
+        return key in self.services and self.services[key][2].vm_notifying
+
+    def notify_changed(self):
+        self.firmware.send(b"N", self.firmware.notify_flags())
+
+    def serial_out(self, data: bytes):
+        """REPL stdout: serial TX notifications while they are on, else dropped (as the device)."""
+        if "serial" in self.services:
+            self.services["serial"][2].notify(data)
+
+    def data_out(self, data: bytes):
+        if "data" in self.services:
+            self.services["data"][2].notify(data)
+
+    def display_changed(self, text):
+        self.control.DisplayChanged(text)
+
+    async def power_cycle(self, safe=False, cause="POWERON", count=True):
+        """Chip reset: the links drop, the interpreter starts from power-on (safe: no main.py)."""
+        if count and not safe:
+            self.firmware.stats["power_cycles"] += 1
+        await self.disconnect_centrals()
+        self.firmware.restart("safe" if safe else "power", "friendly", cause)
+
+    async def disconnect_centrals(self):
+        if self.bluez_owner is None:
+            return
+        try:
+            objects = (await self.call(BLUEZ, "/", "org.freedesktop.DBus.ObjectManager",
+                                       "GetManagedObjects"))[0]
+        except (DBusError, asyncio.TimeoutError) as e:
+            warn(f"GetManagedObjects: {e}")
+            return
+        for path, ifaces in objects.items():
+            dev = ifaces.get("org.bluez.Device1")
+            if not path.startswith(self.adapter_path + "/") or dev is None:
+                continue
+            if dev.get("Connected") is not None and dev["Connected"].value:
+                try:
+                    await self.call(BLUEZ, path, "org.bluez.Device1", "Disconnect")
+                except (DBusError, asyncio.TimeoutError) as e:
+                    warn(f"Disconnect {path}: {e}")
 
     def reset_notifications(self):
         for _, _, tx in self.services.values():
@@ -369,6 +749,7 @@ class Monocle:
     async def run(self, stop: asyncio.Event):
         self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
         self.export()
+        self.firmware.start()
         self.bus.add_message_handler(self.on_message)
         await self.add_match("type='signal',sender='org.freedesktop.DBus',"
                              "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
@@ -385,6 +766,7 @@ class Monocle:
             self.bluez_changed(owner)
         await stop.wait()
         self.stopping = True
+        await self.firmware.stop()
         if self.register_task is not None:
             self.register_task.cancel()
         await self.unregister()
@@ -402,9 +784,30 @@ def main() -> int:
     parser.add_argument("--mtu", type=int, default=256, help="ATT MTU (default 256)")
     parser.add_argument("--record", metavar="FILE",
                         help="append every accepted RX write to FILE as a JSON line")
+    parser.add_argument("--fs", metavar="DIR",
+                        help="the device filesystem (main.py ...; default: a new temporary dir)")
+    parser.add_argument("--firmware-version", default="v23.248.0754",
+                        help="device.VERSION (default v23.248.0754)")
+    parser.add_argument("--fpga-version", default="v23.230.0808",
+                        help="fpga.read(2, 12) (default v23.230.0808)")
+    parser.add_argument("--battery", type=int, default=100, help="battery level %% (default 100)")
+    parser.add_argument("--micropython", metavar="PATH",
+                        default=os.path.join(os.path.dirname(sys.executable), "micropython"),
+                        help="the MicroPython unix port (default: micropython beside python)")
     args = parser.parse_args()
     if args.mtu < 23 or args.mtu > 517:
         parser.error("--mtu must be within 23..517")
+    if not 0 <= args.battery <= 100:
+        parser.error("--battery must be within 0..100")
+    if len(args.firmware_version) != 12 or len(args.fpga_version) != 12:
+        parser.error("versions are 12 characters, e.g. v23.248.0754")
+    if not os.access(args.micropython, os.X_OK):
+        parser.error(f"no MicroPython at {args.micropython} (run Tests/World/setup)")
+    if args.fs is None:
+        args.fs = tempfile.mkdtemp(prefix="vmonocle-fs.")
+    elif not os.path.isdir(args.fs):
+        parser.error(f"--fs {args.fs}: not a directory")
+    args.fs = os.path.abspath(args.fs)
 
     monocle = Monocle(args)
     return run_until_signalled(monocle.run)

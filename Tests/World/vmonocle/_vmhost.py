@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The virtual Monocle's link to its host process (virtual_monocle.py), MicroPython side.
+# Frames both ways: 1 tag byte, u32 LE payload length, payload.
+#   host -> here (stdin): S serial bytes, D data message, N notify flags (serial, data),
+#     T touch (u32 ms, button), A audio (u32 rate + s16le mono), I image, B battery, Z init done
+#   here -> host (fd 3): C ring bytes consumed (u32), F display frame (JSON), D data notification,
+#     E event (ascii), R soft reboot (mode), X hardware reset request
+# Shared state of the stub modules lives here too. Test-only.
+import sys
+import select
+import struct
+import micropython
+import utime as _t
+
+VMDIR = __file__.rsplit('/', 1)[0] if '/' in __file__ else '.'
+
+_in = sys.stdin.buffer
+_out = open('/dev/fd/' + (__import__('os').getenv('VMONOCLE_CTL_FD') or '3'), 'wb')
+_poller = select.poll()
+_poller.register(sys.stdin, select.POLLIN)
+
+
+def _env(name, default):
+    import os
+    v = os.getenv(name)
+    return default if v is None else v
+
+
+mtu = int(_env('VMONOCLE_MTU', '256'))
+fw_version = _env('VMONOCLE_FW_VERSION', 'v23.248.0754')
+fpga_version = _env('VMONOCLE_FPGA_VERSION', 'v23.230.0808')
+mac = _env('VMONOCLE_MAC', '00:00:00:00:00:00')
+state_dir = _env('VMONOCLE_STATE', '/tmp')
+reset_cause = _env('VMONOCLE_RESET_CAUSE', 'POWERON')
+
+ring = bytearray()       # serial bytes received; ring[rpos:] not yet read by the REPL
+rpos = 0
+unacked = 0              # bytes taken from ring, not yet reported to the host
+running = False          # user code is executing (Ctrl-C -> KeyboardInterrupt)
+serial_on = False
+data_on = False
+battery = 100
+audio = b''
+audio_rate = 8000
+image = b''
+touch_until = 0
+touch_button = None
+touch_cbs = {}           # 'A' / 'B' / 'BOTH' / 'EITHER' -> fn
+rx_cb = None
+_tx_busy = []            # completion times (ms) of data notifications in the 2-entry queue
+
+
+def take():
+    """The next unread serial byte, or -1."""
+    global ring, rpos, unacked
+    if rpos >= len(ring):
+        if rpos:
+            ring = bytearray()
+            rpos = 0
+        return -1
+    c = ring[rpos]
+    rpos += 1
+    unacked += 1
+    return c
+
+
+def send(tag, payload=b''):
+    _out.write(struct.pack('<BI', ord(tag), len(payload)))
+    if payload:
+        _out.write(payload)
+
+
+def event(text):
+    send('E', text.encode())
+
+
+def ack():
+    global unacked
+    if unacked:
+        send('C', struct.pack('<I', unacked))
+        unacked = 0
+
+
+def _schedule(fn, arg, what):
+    try:
+        micropython.schedule(fn, arg)
+    except RuntimeError:
+        event(what)
+
+
+def _handle(tag, data):
+    """Returns True if a Ctrl-C must interrupt running code."""
+    global serial_on, data_on, battery, audio, audio_rate, image
+    global touch_until, touch_button, unacked
+    kbd = False
+    if tag == 83:  # S
+        if running:
+            for b in data:
+                if b == 3:
+                    kbd = True
+                    unacked += 1
+                else:
+                    ring.append(b)
+            ack()
+        else:
+            ring.extend(data)
+    elif tag == 68:  # D
+        if rx_cb is not None:
+            _schedule(rx_cb, bytes(data), 'cbdrop')
+    elif tag == 78:  # N
+        serial_on = data[0] != 0
+        data_on = data[1] != 0
+    elif tag == 84:  # T
+        ms = struct.unpack('<I', data[:4])[0]
+        button = data[4:].decode() or 'A'
+        touch_button = button
+        touch_until = _t.ticks_add(_t.ticks_ms(), ms)
+        fn = touch_cbs.get(button) or touch_cbs.get('EITHER')
+        if fn is not None:
+            _schedule(fn, button, 'touchdrop')
+    elif tag == 65:  # A
+        audio_rate = struct.unpack('<I', data[:4])[0]
+        audio = bytes(data[4:])
+    elif tag == 73:  # I
+        image = bytes(data)
+    elif tag == 66:  # B
+        battery = data[0]
+    elif tag == 81:  # Q
+        sys.exit(0)
+    return kbd
+
+
+def _read_frame():
+    hdr = _in.read(5)
+    if not hdr or len(hdr) < 5:
+        sys.exit(0)      # host went away
+    tag, n = struct.unpack('<BI', hdr)
+    data = _in.read(n) if n else b''
+    if n and (data is None or len(data) < n):
+        sys.exit(0)
+    return tag, data
+
+
+def init():
+    """Read the host's initial state, up to its Z frame."""
+    while True:
+        tag, data = _read_frame()
+        if tag == 90:  # Z
+            return
+        _handle(tag, data)
+
+
+def poll(timeout=0):
+    """Take what the host sent. While user code runs, a Ctrl-C raises KeyboardInterrupt here."""
+    kbd = False
+    while _poller.poll(timeout):
+        tag, data = _read_frame()
+        if _handle(tag, data):
+            kbd = True
+        timeout = 0
+    if kbd and running:
+        raise KeyboardInterrupt
+
+
+def sleep_ms(ms):
+    end = _t.ticks_add(_t.ticks_ms(), int(ms))
+    poll(0)
+    while True:
+        left = _t.ticks_diff(end, _t.ticks_ms())
+        if left <= 0:
+            break
+        poll(min(left, 50))
+
+
+def touched():
+    if touch_button is not None and _t.ticks_diff(touch_until, _t.ticks_ms()) > 0:
+        return touch_button
+    return None
+
+
+def tx_slot():
+    """The 2-entry notification queue: False when both entries are still in flight."""
+    now = _t.ticks_ms()
+    while _tx_busy and _t.ticks_diff(now, _tx_busy[0]) >= 0:
+        _tx_busy.pop(0)
+    if len(_tx_busy) >= 2:
+        return False
+    last = _tx_busy[-1] if _tx_busy else now
+    _tx_busy.append(_t.ticks_add(last if _t.ticks_diff(last, now) > 0 else now, 2))
+    return True
