@@ -6,7 +6,8 @@
 #     .venv/bin/python Tests/World/selfcheck.py [-v]
 # It starts a private bus, bzworld.py with hci0..hci3 and three virtual
 # Monocles (hci1..hci3, TxPower -70/-45/-80), then checks discovery, RSSI,
-# connect, GATT echo, MTU and every link-loss path (DropLink, Disconnect,
+# connect, the REPL and data channel of the virtual Monocle's MicroPython,
+# its test-control interface, MTU and every link-loss path (DropLink, Disconnect,
 # peripheral kill -9, Powered off, bzworld restart) followed by a reconnect.
 # Test-only tool.
 #
@@ -19,11 +20,13 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import wave
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
@@ -86,12 +89,12 @@ async def main():
     done = asyncio.Event()
     def readable():
         got.append(n.recv(1024))
-        if len(got) >= count:
-            done.set()
+        done.set()
     loop.add_reader(n.fileno(), readable)
-    for p in sent:
+    for p in sent:   # one at a time: the device's scheduler queue holds 4 messages
+        done.clear()
         w.send(p)
-    await asyncio.wait_for(done.wait(), 10)
+        await asyncio.wait_for(done.wait(), 10)
     acquired = await prop(rx, "WriteAcquired"), await prop(tx, "NotifyAcquired")
     w.close(); n.close()
     await asyncio.sleep(0.3)
@@ -139,6 +142,7 @@ class World:
                               "--fork", "--print-pid=1"], capture_output=True, text=True, check=True)
         self.bus_pid = int(out.stdout.split()[0])
         self.procs = {}
+        self.vm_names = {n: f"org.glassd.test.VirtualMonocle.hci{n}" for n in (1, 2, 3)}
 
     # --- processes
     def spawn(self, name, argv):
@@ -171,8 +175,10 @@ class World:
     def start_monocle(self, n):
         name = f"m{n}"
         before = self.ready_count(name) if os.path.exists(os.path.join(self.dir, name + ".out")) else 0
+        fs = os.path.join(self.dir, f"fs{n}")
+        os.makedirs(fs, exist_ok=True)
         self.spawn(name, [PY, os.path.join(HERE, "virtual_monocle.py"), "--adapter", f"hci{n}",
-                          "--tx-power", str(TX_POWER[n]), "--record", self.record(n)])
+                          "--tx-power", str(TX_POWER[n]), "--record", self.record(n), "--fs", fs])
         if not wait_until(lambda: self.ready_count(name) > before, 10):
             fail(f"virtual monocle hci{n} did not print READY:\n" + self.err(name))
 
@@ -300,8 +306,18 @@ def find_chars(w, device):
     return chars
 
 
-def connect_and_echo(w, addr, n, label):
-    """Connect to addr (monocle on hciN), resolve, notify, write both RX, see echoes."""
+def serial_stream(mon, path):
+    """Everything notified on path (a TX characteristic) so far, as bytes."""
+    return b"".join(bytes(v) for v in mon.changed(path, "org.bluez.GattCharacteristic1", "Value"))
+
+
+def write(w, path, payload, kind="command"):
+    w.call(path, "org.bluez.GattCharacteristic1", "WriteValue", "aya{sv}", len(payload), *payload,
+           1, "type", "s", kind)
+
+
+def connect_and_repl(w, addr, n, label):
+    """Connect to addr (monocle on hciN), resolve, notify, use the REPL and the data channel."""
     device = dev_path(addr)
     t0 = time.monotonic()
     w.call(device, "org.bluez.Device1", "Connect")
@@ -318,21 +334,159 @@ def connect_and_echo(w, addr, n, label):
           f"{label}: Notifying=true")
     mon = Monitor(w)
     rec_before = open(w.record(n)).read().splitlines() if os.path.exists(w.record(n)) else []
-    payloads = {"serial": os.urandom(20), "data": os.urandom(200)}
-    for key, (_, rx, tx) in (("serial", SERIAL), ("data", DATA)):
-        p = payloads[key]
-        w.call(chars[rx], "org.bluez.GattCharacteristic1", "WriteValue", "aya{sv}", len(p), *p,
-               1, "type", "s", "command")
-    for key, (_, rx, tx) in (("serial", SERIAL), ("data", DATA)):
-        p = list(payloads[key])
-        check(wait_until(lambda: p in mon.changed(chars[tx], "org.bluez.GattCharacteristic1",
-                                                   "Value")),
-              f"{label}: {key} echo seen as PropertiesChanged(Value)")
+    stx, dtx = chars[SERIAL[2]], chars[DATA[2]]
+    write(w, chars[SERIAL[1]], b"\x03\x01")
+    check(wait_until(lambda: serial_stream(mon, stx).endswith(b"raw REPL; CTRL-B to exit\r\n>")),
+          f"{label}: Ctrl-C Ctrl-A -> raw REPL banner: {serial_stream(mon, stx)[-60:]!r}")
+    mark = len(serial_stream(mon, stx))
+    write(w, chars[SERIAL[1]], b"import bluetooth;bluetooth.receive_callback("
+          b"lambda m: bluetooth.send(b'echo:'+m));print(6*7)\x04")
+    check(wait_until(lambda: serial_stream(mon, stx)[mark:] == b"OK42\r\n\x04\x04>"),
+          f"{label}: raw REPL command answered: {serial_stream(mon, stx)[mark:]!r}")
+    mark = len(serial_stream(mon, stx))
+    write(w, chars[SERIAL[1]], b"x\x04")
+    check(wait_until(lambda: serial_stream(mon, stx)[mark:].endswith(
+        b"NameError: name 'x' isn't defined\r\n\x04>")),
+        f"{label}: traceback after the first EOF: {serial_stream(mon, stx)[mark:]!r}")
+    p = os.urandom(200)
+    write(w, chars[DATA[1]], p)
+    check(wait_until(lambda: list(b"echo:" + p) in mon.changed(dtx, "org.bluez.GattCharacteristic1",
+                                                          "Value")),
+          f"{label}: data message -> receive_callback -> bluetooth.send notification")
     lines = open(w.record(n)).read().splitlines()[len(rec_before):]
-    expect = [{"service": k, "hex": payloads[k].hex(), "type": "command"} for k in ("serial", "data")]
-    check([json.loads(x) for x in lines] == expect, f"{label}: both writes in the --record file")
+    check([json.loads(x)["service"] for x in lines] == ["serial"] * 3 + ["data"]
+          and json.loads(lines[-1]) == {"service": "data", "hex": p.hex(), "type": "command"},
+          f"{label}: all writes in the --record file")
     mon.close()
     return chars, holder
+
+
+def raw(w, mon, chars, code, timeout=5.0):
+    """Runs code in the raw REPL; returns (stdout, traceback)."""
+    stx = chars[SERIAL[2]]
+    mark = len(serial_stream(mon, stx))
+    code += b"\x04"
+    for i in range(0, len(code), 253):
+        write(w, chars[SERIAL[1]], code[i:i + 253])
+    wait_until(lambda: serial_stream(mon, stx)[mark:].endswith(b"\x04>"), timeout)
+    reply = serial_stream(mon, stx)[mark:]
+    if not (reply.startswith(b"OK") and reply.count(b"\x04") >= 2):
+        fail(f"raw REPL {code!r}: {reply!r}")
+    body = reply[2:].split(b"\x04")
+    return body[0], body[1]
+
+
+def virtual_device_checks(w, n, chars):
+    """The virtual Monocle's MicroPython and its test-control interface."""
+    mon = Monitor(w)
+    stx = chars[SERIAL[2]]
+    out, err = raw(w, mon, chars, b"import device,fpga;print(device.VERSION, fpga.read(2,12), "
+                   b"fpga.read(1,4), device.battery_level())")
+    check(out == b"v23.248.0754 b'v23.230.0808' b'Mncl' 100\r\n" and not err,
+          f"device.VERSION, FPGA registers, battery: {out!r}")
+    vm_call(w, n, "SetBattery", "y", 42)
+    out, _ = raw(w, mon, chars, b"print(device.battery_level())")
+    check(out == b"42\r\n", f"SetBattery -> device.battery_level(): {out!r}")
+    out, _ = raw(w, mon, chars, b"import os;print(sorted(os.listdir()))")
+    check(out == b"[]\r\n", f"the device filesystem holds no stub module: {out!r}")
+
+    # The ring: bytes written while code runs pile up; past 1024 they are lost.
+    before = stats(w, n)["ring_dropped"]
+    write(w, chars[SERIAL[1]], b"import time;time.sleep(1.5);print('slept')\x04")
+    time.sleep(0.3)
+    for _ in range(5):
+        write(w, chars[SERIAL[1]], b"#" * 250)
+    check(wait_until(lambda: serial_stream(mon, stx).endswith(b"slept\r\n\x04\x04>"), 5),
+          "sleep 1.5 s in the raw REPL")
+    dropped = stats(w, n)["ring_dropped"] - before
+    check(dropped == 5 * 250 - 1024, f"ring of 1024: {dropped} bytes dropped")
+    write(w, chars[SERIAL[1]], b"\x03")      # Ctrl-C clears the pile of '#'
+
+    # main.py, soft reboot, Ctrl-C into the raw REPL with main.py's globals kept.
+    main_py = (b"import display,touch,time\nTAPS=[]\n"
+               b"def tapped(b):\n TAPS.append(b)\n"
+               b" display.show(display.Text('tap %d'%len(TAPS),0,0,display.WHITE),"
+               b"display.Text('prompt',320,400,display.YELLOW,justify=display.BOTTOM_CENTER))\n"
+               b"touch.callback(touch.EITHER,tapped)\n"
+               b"display.show(display.Text('hello',0,0,display.WHITE))\n"
+               b"while True:\n time.sleep_ms(20)\n")
+    out, err = raw(w, mon, chars, b"f=open('main.py','wb');f.write(%r);f.close()" % main_py)
+    check(not err, f"main.py written through the REPL {err!r}")
+    reboots = stats(w, n)["soft_reboots"]
+    mark = len(serial_stream(mon, stx))
+    write(w, chars[SERIAL[1]], b"\x04")
+    check(wait_until(lambda: serial_stream(mon, stx)[mark:] == b"OK\r\nMPY: soft reboot\r\n"),
+          f"Ctrl-D on an empty raw line: soft reboot {serial_stream(mon, stx)[mark:]!r}")
+    check(wait_until(lambda: display_text(w, n) == "hello"), "main.py ran: DisplayText 'hello'")
+    check(stats(w, n)["soft_reboots"] == reboots + 1, "Stats soft_reboots counted")
+    vm_call(w, n, "Tap")
+    check(wait_until(lambda: display_text(w, n) == "tap 1\n[yellow] prompt"),
+          f"Tap -> touch callback -> display: {display_text(w, n)!r}")
+    png = os.path.join(w.dir, "display.png")
+    vm_call(w, n, "DisplayPNG", "s", png)
+    with open(png, "rb") as f:
+        head = f.read(24)
+    check(head[:8] == b"\x89PNG\r\n\x1a\n" and head[16:24] == bytes([0, 0, 2, 128, 0, 0, 1, 144]),
+          "DisplayPNG writes a 640x400 PNG")
+    mark = len(serial_stream(mon, stx))
+    write(w, chars[SERIAL[1]], b"\x03")
+    check(wait_until(lambda: serial_stream(mon, stx)[mark:].endswith(
+        b"KeyboardInterrupt: \r\nraw REPL; CTRL-B to exit\r\n>")),
+        f"Ctrl-C interrupts main.py; the raw REPL comes back by itself "
+        f"{serial_stream(mon, stx)[mark:]!r}")
+    out, _ = raw(w, mon, chars, b"print(TAPS)")
+    check(out == b"['A']\r\n", f"main.py's globals survive in the REPL: {out!r}")
+
+    # Audio from a WAV: 8-bit mode gives the high byte of each 16-bit sample.
+    wav = os.path.join(w.dir, "a.wav")
+    with wave.open(wav, "wb") as f:
+        f.setnchannels(1)
+        f.setsampwidth(2)
+        f.setframerate(8000)
+        f.writeframes(b"".join(struct.pack("<h", (i % 200 - 100) * 256) for i in range(4000)))
+    vm_call(w, n, "FeedAudio", "s", wav)
+    out, err = raw(w, mon, chars, b"import microphone\nmicrophone.record(seconds=0.5,"
+                   b"sample_rate=8000,bit_depth=8)\nb=b''\nwhile len(b)<4000:\n"
+                   b" s=microphone.read(127)\n if s is None: time.sleep_ms(5)\n else: b+=s\n"
+                   b"print(len(b), b[:3], microphone.read(10))")
+    check(out == b"4000 b'\\x9c\\x9d\\x9e' None\r\n", f"microphone fed from the WAV: {out!r} {err!r}")
+
+    # Data messages in a burst: the scheduler queue holds 4.
+    before = stats(w, n)["callbacks_dropped"]
+    raw(w, mon, chars, b"import bluetooth\nGOT=[]\nbluetooth.receive_callback(GOT.append)")
+    write(w, chars[SERIAL[1]], b"x=0\nfor i in range(3000000): x+=1\n\x04")
+    for i in range(6):
+        write(w, chars[DATA[1]], b"res:%d" % i)
+    time.sleep(1.0)
+    out, _ = raw(w, mon, chars, b"time.sleep_ms(100);print(GOT)", timeout=15)
+    check(out == b"[b'res:0', b'res:1', b'res:2', b'res:3']\r\n"
+          and stats(w, n)["callbacks_dropped"] - before == 2,
+          f"6 data messages while busy: 4 reach the callback, 2 counted in callbacks_dropped ({out!r})")
+
+    # 0x1C: safe mode; a power cycle runs main.py again.
+    m = Monitor(w)
+    device = dev_path(ADDRS[n - 1])
+    write(w, chars[SERIAL[1]], b"\x1c")
+    check(wait_until(lambda: w.get(device, "org.bluez.Device1", "Connected") is False),
+          "0x1C: the device resets (link drops)")
+    check(stats(w, n)["safe_mode"] == 1, "Stats safe_mode counted")
+    m.close()
+    mon.close()
+
+
+def stats(w, n):
+    r = vm_call(w, n, "Stats")
+    return {k: v["data"] for k, v in json.loads(r.stdout)["data"][0].items()}
+
+
+def display_text(w, n):
+    r = vm_call(w, n, "DisplayText")
+    return json.loads(r.stdout)["data"][0]
+
+
+def vm_call(w, n, member, *sig_args, check=True):
+    return w.busctl("--", "call", w.vm_names[n], f"/org/glassd/vmonocle/hci{n}",
+                    "org.glassd.test.VirtualMonocle1", member, *map(str, sig_args), check=check)
 
 
 def expect_dropped(w, addr, mon, label, chars):
@@ -401,14 +555,24 @@ def run(w):
 
     addr = strongest
     device = dev_path(addr)
-    chars, holder = connect_and_echo(w, addr, n, "first connect")
+    chars, holder = connect_and_repl(w, addr, n, "first connect")
+
+    virtual_device_checks(w, n, chars)
+    w.stop(holder)
+    chars, holder = connect_and_repl(w, addr, n, "connect after safe mode")
 
     # P12: AcquireWrite/AcquireNotify on the data service (bzworld serves them).
+    mon = Monitor(w)
+    mark = len(serial_stream(mon, chars[SERIAL[2]]))
+    write(w, chars[SERIAL[1]], b"\x03bluetooth.receive_callback(bluetooth.send)\x04")
+    check(wait_until(lambda: serial_stream(mon, chars[SERIAL[2]])[mark:] == b"OK\x04\x04>"),
+          "echo callback set through the REPL")
+    mon.close()
     r = subprocess.run([PY, "-c", ACQUIRER, chars[DATA[1]], chars[DATA[2]], "300"],
                        capture_output=True, text=True, env=w.env, timeout=30)
     check(r.stdout.split() == ["MTU", "256", "256", "INORDER", "True", "ACQUIRED", "True", "True",
                                "RELEASED", "False", "False"],
-          f"AcquireWrite/AcquireNotify: 300 packets echoed in order: {r.stdout.strip()} {r.stderr.strip()}")
+          f"AcquireWrite/AcquireNotify: 300 packets echoed in order by the device: {r.stdout.strip()} {r.stderr.strip()}")
 
     # P7
     w.call(device, "org.bluez.Device1", "Connect")
@@ -433,7 +597,7 @@ def run(w):
           "(a) Device1.Disconnected signal")
     mon.close()
     w.stop(holder)
-    chars, holder = connect_and_echo(w, addr, n, "(a) reconnect")
+    chars, holder = connect_and_repl(w, addr, n, "(a) reconnect")
 
     # (b) Disconnect from the central
     mon = Monitor(w)
@@ -441,7 +605,7 @@ def run(w):
     expect_dropped(w, addr, mon, "(b) Device1.Disconnect", chars)
     mon.close()
     w.stop(holder)
-    chars, holder = connect_and_echo(w, addr, n, "(b) reconnect")
+    chars, holder = connect_and_repl(w, addr, n, "(b) reconnect")
 
     # (c) peripheral kill -9, Connect fails while gone, works once it is back.
     mon = Monitor(w)
@@ -456,7 +620,7 @@ def run(w):
     w.stop(holder)
     w.start_monocle(n)
     ok("(c) monocle restarted, READY")
-    chars, holder = connect_and_echo(w, addr, n, "(c) reconnect")
+    chars, holder = connect_and_repl(w, addr, n, "(c) reconnect")
 
     # (d) Powered=false on the central adapter, then true.
     mon = Monitor(w)
@@ -474,7 +638,7 @@ def run(w):
     check(w.get(HCI0, "org.bluez.Adapter1", "Powered") is True, "(d) powered on again")
     devices = discover(w)
     check(len(devices) == 3, "(d) discovery works after power on")
-    chars, holder = connect_and_echo(w, addr, n, "(d) reconnect")
+    chars, holder = connect_and_repl(w, addr, n, "(d) reconnect")
 
     # Peripheral side Disconnect (P2): the peripheral adapter's view of the central.
     mon = Monitor(w)
@@ -483,7 +647,7 @@ def run(w):
     expect_dropped(w, addr, mon, "peripheral-side Disconnect", chars)
     mon.close()
     w.stop(holder)
-    chars, holder = connect_and_echo(w, addr, n, "reconnect after peripheral-side Disconnect")
+    chars, holder = connect_and_repl(w, addr, n, "reconnect after peripheral-side Disconnect")
 
     # (e) bzworld killed and restarted: monocles re-register by themselves.
     rc, dt = w.stop("bz")
@@ -495,7 +659,7 @@ def run(w):
               f"(e) monocle hci{m} printed READY again")
     devices = discover(w)
     check(len(devices) == 3, "(e) discovery after restart: 3 monocles")
-    chars, holder = connect_and_echo(w, addr, n, "(e) connect after bzworld restart")
+    chars, holder = connect_and_repl(w, addr, n, "(e) connect after bzworld restart")
 
     # App unregisters (monocle SIGTERM): link drops, no longer reported, Connect fails.
     mon = Monitor(w)

@@ -245,7 +245,7 @@ class Firmware:
         self.micropython = args.micropython
         self.fs = args.fs
         self.state_dir = tempfile.mkdtemp(prefix="vmonocle-state.")
-        self.env = dict(os.environ, MICROPYPATH=":.frozen", VMONOCLE_MTU=str(args.mtu),
+        self.env = dict(os.environ, MICROPYPATH="::.frozen", VMONOCLE_MTU=str(args.mtu),
                         VMONOCLE_FW_VERSION=args.firmware_version,
                         VMONOCLE_FPGA_VERSION=args.fpga_version, VMONOCLE_STATE=self.state_dir)
         self.battery = args.battery
@@ -750,6 +750,12 @@ class Monocle:
         self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
         self.export()
         self.firmware.start()
+        name = f"org.glassd.test.VirtualMonocle.{self.adapter_name}"
+        try:
+            await self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                            "RequestName", "su", [name, 4])
+        except DBusError as e:
+            warn(f"cannot own {name} ({e.text}); the control interface is on {self.bus.unique_name}")
         self.bus.add_message_handler(self.on_message)
         await self.add_match("type='signal',sender='org.freedesktop.DBus',"
                              "interface='org.freedesktop.DBus',member='NameOwnerChanged',"

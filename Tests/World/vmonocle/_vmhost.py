@@ -105,8 +105,7 @@ def _handle(tag, data):
         else:
             ring.extend(data)
     elif tag == 68:  # D
-        if rx_cb is not None:
-            _schedule(rx_cb, bytes(data), 'cbdrop')
+        _batch.append(bytes(data))
     elif tag == 78:  # N
         serial_on = data[0] != 0
         data_on = data[1] != 0
@@ -130,6 +129,25 @@ def _handle(tag, data):
     return kbd
 
 
+_batch = []
+
+
+def _deliver():
+    """Hands the data messages that arrived together to the scheduler in one go, with no Python
+    code in between (so no callback runs meanwhile): what does not fit the queue of 4 is lost."""
+    global _batch
+    msgs = _batch
+    _batch = []
+    if rx_cb is None:
+        return
+    it = iter(msgs)
+    try:
+        list(map(micropython.schedule, [rx_cb] * len(msgs), it))
+    except RuntimeError:
+        for _ in range(1 + len(list(it))):
+            event('cbdrop')
+
+
 def _read_frame():
     hdr = _in.read(5)
     if not hdr or len(hdr) < 5:
@@ -148,6 +166,8 @@ def init():
         if tag == 90:  # Z
             return
         _handle(tag, data)
+        if _batch:
+            _deliver()
 
 
 def poll(timeout=0):
@@ -158,6 +178,8 @@ def poll(timeout=0):
         if _handle(tag, data):
             kbd = True
         timeout = 0
+    if _batch:
+        _deliver()
     if kbd and running:
         raise KeyboardInterrupt
 
