@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# glassd on the Monocle: the state machine. A tap records a question (ast:, dat:..., aen:), a
+# hold takes a photo first (ist:, idt:..., ien:, then the question). Answers arrive as res:
+# (err: in red, dsp: replaces the text). run() starts it, and can be called again from the REPL.
+import os
+import time
+import device
+import display
+import touch
+import bluetooth
+import glassd_ui as ui
+import glassd_link as link
+import glassd_media as media
+
+HOLD_MS = 1250
+RECORD_S = 30
+IDLE, REC, PHOTO_Q, WAIT = 0, 1, 2, 3
+TAP_PROMPT = 'Tap to speak'
+S = {}
+
+
+def _touched(button):
+    if S.get('press') is None:
+        S['press'] = time.ticks_ms()
+
+
+def _gesture():
+    """'tap', 'hold' or None, from the press the touch callback noted."""
+    t = S.get('press')
+    if t is None:
+        return None
+    if time.ticks_diff(time.ticks_ms(), t) >= HOLD_MS:
+        S['press'] = None
+        return 'hold'
+    if not touch.state():
+        S['press'] = None
+        return 'tap'
+    return None
+
+
+def _text(payload):
+    try:
+        return payload.decode()
+    except Exception:
+        return ''.join(chr(b) for b in payload if 32 <= b < 127)
+
+
+def _prompt(text, colour=display.YELLOW):
+    ui.prompt(text, colour)
+    ui.draw()
+
+
+def _start_recording(photo):
+    S['state'] = PHOTO_Q if photo else REC
+    ui.clear()
+    media.record(RECORD_S)
+    link.send(b'ien:' if photo else b'ast:')
+    S['shown'] = -1
+    _show_recording()
+
+
+def _show_recording():
+    s = media.elapsed_s()
+    if s != S['shown']:
+        S['shown'] = s
+        _prompt(('* Ask about it %ds' if S['state'] == PHOTO_Q else '* Listening %ds') % s,
+                display.RED)
+
+
+def _stop_recording():
+    link.send(b'aen:')
+    S['state'] = WAIT
+    _prompt('Waiting for the answer')
+
+
+def _photo():
+    _prompt('Taking a photo')
+    media.photo()
+    _start_recording(True)
+
+
+def _on_message(msg):
+    cmd, payload = msg[:4], msg[4:]
+    if cmd == b'res:' or cmd == b'err:':
+        ui.add(_text(payload), display.RED if cmd == b'err:' else display.WHITE)
+        if S['state'] == WAIT:
+            S['state'] = IDLE
+            ui.prompt(TAP_PROMPT)
+        ui.draw()
+    elif cmd == b'dsp:':
+        ui.clear()
+        ui.add(_text(payload))
+        ui.draw()
+    elif cmd == b'pin:':
+        link.send(b'pon:', payload)
+    elif cmd == b'ick:':
+        if S['state'] == WAIT:
+            S['state'] = IDLE
+            _prompt(TAP_PROMPT)
+    elif cmd == b'stp:':
+        if S['state'] in (REC, PHOTO_Q):
+            _stop_recording()
+
+
+def _on_gesture(g):
+    st = S['state']
+    if st in (REC, PHOTO_Q):
+        _stop_recording()
+    elif st == WAIT:
+        link.send(b'can:')
+        S['state'] = IDLE
+        _prompt('Cancelled. ' + TAP_PROMPT)
+    elif g == 'hold':
+        _photo()
+    else:
+        _start_recording(False)
+
+
+def _battery():
+    now = time.ticks_ms()
+    if S['bat_t'] is not None and time.ticks_diff(now, S['bat_t']) < 60000:
+        return
+    S['bat_t'] = now
+    level = device.battery_level()
+    if level != S['bat']:
+        if link.send(b'bat:', str(level)):
+            S['bat'] = level
+
+
+def _step():
+    connected = bluetooth.connected()
+    if connected and not S['ready']:
+        S['ready'] = link.send(b'rdy:')
+        S['bat'] = None
+        S['bat_t'] = None
+    elif not connected:
+        S['ready'] = False
+    msg = link.take()
+    while msg is not None:
+        _on_message(msg)
+        msg = link.take()
+    link.ack()
+    g = _gesture()
+    if g:
+        _on_gesture(g)
+    if S['state'] in (REC, PHOTO_Q):
+        if media.pump():
+            _show_recording()
+        else:
+            _stop_recording()
+        return 2
+    if S['ready']:
+        _battery()
+    if S['state'] == IDLE and S['hint'] is not None and time.ticks_diff(
+            time.ticks_ms(), S['hint']) > 0:
+        S['hint'] = None
+        _prompt(TAP_PROMPT)
+    return 20
+
+
+def run():
+    S.clear()
+    S.update(state=IDLE, press=None, ready=False, bat=None, bat_t=None, hint=None, shown=-1)
+    link.start()
+    touch.callback(touch.EITHER, _touched)
+    ui.clear()
+    try:
+        os.stat('glassd_new')
+        fresh = True
+    except OSError:
+        fresh = False
+    if fresh:
+        ui.prompt(TAP_PROMPT)
+        ui.screen('glassd', ['Tap to speak,', 'hold for a photo'])
+        try:
+            os.remove('glassd_new')
+        except OSError:
+            pass
+    else:
+        _prompt('Connected')
+        S['hint'] = time.ticks_add(time.ticks_ms(), 1500)
+    while True:
+        try:
+            pause = _step()
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:      # never stop on bad input: say it, go back to idle
+            S['state'] = IDLE
+            S['press'] = None
+            try:
+                ui.add(' ' + str(e), display.RED)
+                _prompt(TAP_PROMPT)
+            except Exception:
+                pass
+            pause = 100
+        time.sleep_ms(pause)
+
+
+run()
