@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", exact: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
     ],
     targets: [
         // C leaves: one shim target per system library, imported only by the adapter that owns it.
@@ -35,6 +36,17 @@ let package = Package(
         .target(name: "GlassdAPI", swiftSettings: strict),
         // Pure: assistant engine, OpenAI codec, SSE, context budget. No C, no D-Bus, no curl.
         .target(name: "GlassdCore", swiftSettings: strict),
+
+        // Pure: the Monocle protocol (raw REPL, script upload, data channel, session) over a
+        // ByteChannel and a clock; the device scripts it uploads are built in.
+        .target(
+            name: "Monocle",
+            dependencies: ["GlassdCore", .product(name: "Crypto", package: "swift-crypto")],
+            resources: [
+                .embedInCode("DeviceScripts/glassd_ui.py"), .embedInCode("DeviceScripts/glassd_link.py"),
+                .embedInCode("DeviceScripts/glassd_media.py"), .embedInCode("DeviceScripts/main.py"),
+            ],
+            swiftSettings: strict),
 
         // Adapters.
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
@@ -50,7 +62,7 @@ let package = Package(
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth",
+                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Monocle",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -74,6 +86,7 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "MonocleTests", dependencies: ["Monocle", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: ["GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit"],

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// One message on the Monocle's data channel: a 4-byte ASCII command, then the payload; one BLE
+/// write or notification each. The Noa protocol's commands (monocle-protocol.md §7), and the
+/// few glassd's own device scripts add (marked "glassd").
+public enum DataMessage: Sendable, Equatable {
+    /// rdy: the scripts wait for a tap (sent after every start).
+    case ready
+    /// ast: a voice query starts.
+    case audioStart
+    /// dat: signed 8-bit, 8 kHz mono samples.
+    case audioData([UInt8])
+    /// aen: the recording ended.
+    case audioEnd
+    /// ist: a photo starts (touch held).
+    case imageStart
+    /// idt: JPEG bytes.
+    case imageData([UInt8])
+    /// ien: the photo ended; the spoken question follows (dat:, aen:).
+    case imageEnd
+    /// pin: host → device; the device answers pon: with the same payload.
+    case ping(String)
+    case pong(String)
+    /// res: answer text to append.
+    case response(String)
+    /// err: error text, shown in red.
+    case error(String)
+    /// ick: the photo was taken in; no text follows.
+    case imageAck
+    /// dsp: (glassd) clear the answer area and show the text; res: appends to it.
+    case display(String)
+    /// stp: (glassd) stop recording now (the host heard the end of speech).
+    case stopRecording
+    /// can: (glassd) the user cancelled the pending answer with a tap.
+    case cancelled
+    /// bat: (glassd) the battery level in percent, when it changed.
+    case battery(UInt8)
+    /// ack: (glassd) how many host messages the device has taken in so far (modulo 1,000,000).
+    case ack(UInt32)
+
+    public static let prefixLength = 4
+    /// The `ack:` counter wraps here.
+    public static let ackModulus: UInt32 = 1_000_000
+
+    public var command: String {
+        switch self {
+        case .ready: "rdy:"
+        case .audioStart: "ast:"
+        case .audioData: "dat:"
+        case .audioEnd: "aen:"
+        case .imageStart: "ist:"
+        case .imageData: "idt:"
+        case .imageEnd: "ien:"
+        case .ping: "pin:"
+        case .pong: "pon:"
+        case .response: "res:"
+        case .error: "err:"
+        case .imageAck: "ick:"
+        case .display: "dsp:"
+        case .stopRecording: "stp:"
+        case .cancelled: "can:"
+        case .battery: "bat:"
+        case .ack: "ack:"
+        }
+    }
+
+    /// The bytes of one write.
+    public var encoded: [UInt8] {
+        let payload: [UInt8] =
+            switch self {
+            case .audioData(let bytes), .imageData(let bytes): bytes
+            case .ping(let s), .pong(let s), .response(let s), .error(let s), .display(let s): Array(s.utf8)
+            case .battery(let level): Array(String(level).utf8)
+            case .ack(let count): Array(String(count).utf8)
+            case .ready, .audioStart, .audioEnd, .imageStart, .imageEnd, .imageAck, .stopRecording, .cancelled: []
+            }
+        return Array(command.utf8) + payload
+    }
+
+    /// Why a frame could not be decoded.
+    public enum DecodeError: Error, Sendable, Equatable {
+        case tooShort(Int)
+        case unknownCommand([UInt8])
+        case badPayload(command: String)
+    }
+
+    /// Decodes one frame (any direction).
+    public static func decode(_ frame: [UInt8]) throws(DecodeError) -> DataMessage {
+        guard frame.count >= prefixLength else { throw .tooShort(frame.count) }
+        let prefix = frame[..<prefixLength]
+        let payload = Array(frame[prefixLength...])
+        guard prefix.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A || $0 == 0x3A }),
+            let command = String(validating: prefix, as: UTF8.self)
+        else { throw .unknownCommand(Array(prefix)) }
+        func text() throws(DecodeError) -> String {
+            guard let s = String(validating: payload, as: UTF8.self) else { throw .badPayload(command: command) }
+            return s
+        }
+        func number(max: UInt32) throws(DecodeError) -> UInt32 {
+            guard !payload.isEmpty, payload.count <= 10, payload.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let n = UInt32(try text()), n <= max
+            else { throw .badPayload(command: command) }
+            return n
+        }
+        switch command {
+        case "rdy:": return .ready
+        case "ast:": return .audioStart
+        case "dat:": return .audioData(payload)
+        case "aen:": return .audioEnd
+        case "ist:": return .imageStart
+        case "idt:": return .imageData(payload)
+        case "ien:": return .imageEnd
+        case "pin:": return .ping(try text())
+        case "pon:": return .pong(try text())
+        case "res:": return .response(try text())
+        case "err:": return .error(try text())
+        case "ick:": return .imageAck
+        case "dsp:": return .display(try text())
+        case "stp:": return .stopRecording
+        case "can:": return .cancelled
+        case "bat:": return .battery(UInt8(try number(max: 100)))
+        case "ack:": return .ack(try number(max: ackModulus - 1))
+        default: throw .unknownCommand(Array(prefix))
+        }
+    }
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// What the checking state reads from the glasses.
+public struct DeviceInfo: Sendable, Equatable {
+    /// `device.VERSION`, e.g. "v23.248.0754".
+    public var firmwareVersion: String
+    /// FPGA register 2, e.g. "v23.230.0808"; empty if unreadable.
+    public var fpgaVersion: String
+    /// 0...100.
+    public var battery: UInt8?
+    /// The version stamp of the scripts running now (main.py's global), if any.
+    public var runningScripts: String?
+    /// The version of the scripts on the device's flash, computed there from their contents.
+    public var storedScripts: String?
+
+    public init(firmwareVersion: String, fpgaVersion: String, battery: UInt8?, runningScripts: String?, storedScripts: String?) {
+        self.firmwareVersion = firmwareVersion
+        self.fpgaVersion = fpgaVersion
+        self.battery = battery
+        self.runningScripts = runningScripts
+        self.storedScripts = storedScripts
+    }
+}
+
+/// The raw-REPL commands of a session: MicroPython source, printable ASCII only, each within the
+/// device's receive ring. No user text ever goes into one (that travels on the data channel).
+public enum DeviceCommands {
+    /// One round trip: firmware and FPGA versions, battery, the running and the stored script
+    /// versions (the stored one hashed on the device the way `DeviceScripts.version` is, the
+    /// stamp line left out, so a script edited on the device shows as different).
+    public static func check(_ scripts: DeviceScripts) -> String {
+        let names = scripts.files.map { "'\($0.name)'" }.joined(separator: ",")
+        return """
+            def _gc():
+             import hashlib,binascii
+             def q(f):
+              try:
+               return f()
+              except Exception:
+               return '?'
+             def fw():
+              import device
+              return device.VERSION
+             def fp():
+              import fpga
+              return fpga.read(2,12).decode()
+             def bt():
+              import device
+              return device.battery_level()
+             def sv():
+              h=hashlib.sha256()
+              for n in (\(names)):
+               try:
+                f=open(n,'rb')
+               except OSError:
+                return '-'
+               h.update(n.encode()+b'\\0')
+               if n=='\(DeviceScripts.mainFile)':
+                l=f.readline()
+                if not l.startswith(b'\(DeviceScripts.versionName) ='):
+                 h.update(l)
+               while True:
+                b=f.read(256)
+                if not b:
+                 break
+                h.update(b)
+               f.close()
+               h.update(b'\\0')
+              return binascii.hexlify(h.digest()).decode()
+             print(q(fw))
+             print(q(fp))
+             print(q(bt))
+             print(globals().get('\(DeviceScripts.versionName)','-'))
+             print(sv())
+            _gc()
+            del _gc
+            """
+    }
+
+    /// Parses the reply of `check`.
+    public static func parseCheck(_ stdout: String) throws(ReplError) -> DeviceInfo {
+        let lines = stdout.split(whereSeparator: \.isNewline).map(String.init)
+        guard lines.count == 5 else { throw .unexpectedReply("a device check gave \(lines.count) lines") }
+        func version(_ s: String) -> String? { s == "-" || s == "?" || s.isEmpty ? nil : s }
+        return DeviceInfo(
+            firmwareVersion: lines[0] == "?" ? "" : lines[0],
+            fpgaVersion: lines[1] == "?" ? "" : String(lines[1].unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }),
+            battery: UInt8(lines[2]).flatMap { $0 <= 100 ? $0 : nil },
+            runningScripts: version(lines[3]), storedScripts: version(lines[4]))
+    }
+
+    /// Resumes the scripts' main loop without a reboot (their globals survive the Ctrl-C).
+    public static let resume = "run()"
+
+    /// Whether the scripts' entry point is defined (main.py ran in this boot).
+    public static let hasEntryPoint = "print('run' in globals())"
+}
