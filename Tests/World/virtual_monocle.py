@@ -255,6 +255,7 @@ class Firmware:
         self.generation = 0
         self.ring_used = 0
         self.next_boot = None        # (boot, mode, reset cause) chosen before the process ends
+        self.carry = None            # serial ring kept over a soft reboot (bytearray)
         self.frame = []
         self.frames = 0
         self.mac = "00:00:00:00:00:00"
@@ -296,6 +297,10 @@ class Firmware:
                 self.send(b"A", struct.pack("<I", self.audio[0]) + self.audio[1])
             self.send(b"I", self.image_bytes())
             self.send(b"Z")
+            if self.carry:
+                self.ring_used = len(self.carry)
+                self.send(b"K", bytes(self.carry))
+            self.carry = None
             readers = [loop.create_task(self._stdout(self.proc.stdout)),
                        loop.create_task(self._control(ctl, gen))]
             await self.proc.wait()
@@ -318,6 +323,7 @@ class Firmware:
     def restart(self, boot, mode="friendly", cause="POWERON"):
         """Ends the running interpreter; the supervisor starts the next boot."""
         self.next_boot = (boot, mode, cause)
+        self.carry = None
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
 
@@ -370,7 +376,9 @@ class Firmware:
                 self.stats[key] += 1
         elif tag == "R":
             self.stats["soft_reboots"] += 1
-            self.next_boot = ("soft", data.decode(), "SOFTWARE_RESET")
+            mode, _, unread = data.partition(b"\n")
+            self.next_boot = ("soft", mode.decode(), "SOFTWARE_RESET")
+            self.carry = bytearray(unread)
         elif tag == "X":
             self.stats["resets"] += 1
             asyncio.get_running_loop().create_task(
@@ -385,6 +393,11 @@ class Firmware:
         if 0x1C in value:
             self.stats["safe_mode"] += 1
             asyncio.get_running_loop().create_task(self.monocle.power_cycle(safe=True))
+            return
+        if self.carry is not None:      # between two boots: the ring keeps them
+            room = max(0, RING_SIZE - len(self.carry))
+            self.stats["ring_dropped"] += max(0, len(value) - room)
+            self.carry += value[:room]
             return
         room = max(0, RING_SIZE - self.ring_used)
         if len(value) > room:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The virtual Monocle's link to its host process (virtual_monocle.py), MicroPython side.
 # Frames both ways: 1 tag byte, u32 LE payload length, payload.
-#   host -> here (stdin): S serial bytes, D data message, N notify flags (serial, data),
+#   host -> here (stdin): S serial bytes, K ring kept over a soft reboot, D data message, N notify flags (serial, data),
 #     T touch (u32 ms, button), A audio (u32 rate + s16le mono), I image, B battery, Z init done
 #   here -> host (fd 3): C ring bytes consumed (u32), F display frame (JSON), D data notification,
 #     E event (ascii), R soft reboot (mode), X hardware reset request
@@ -104,6 +104,8 @@ def _handle(tag, data):
             ack()
         else:
             ring.extend(data)
+    elif tag == 75:  # K: ring bytes kept over a soft reboot (no Ctrl-C meaning any more)
+        ring.extend(data)
     elif tag == 68:  # D
         _batch.append(bytes(data))
     elif tag == 78:  # N

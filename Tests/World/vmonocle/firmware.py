@@ -228,8 +228,9 @@ def main():
                 reboot = friendly_repl() == SOFT_REBOOT
         except Exception as e:        # a late scheduled callback raised in the REPL itself
             print_exc(e)
+    _vmhost.poll()        # what the host already sent; unread serial bytes survive the reboot
     _vmhost.ack()
-    _vmhost.send('R', mode.encode())
+    _vmhost.send('R', mode.encode() + b'\n' + bytes(_vmhost.ring[_vmhost.rpos:]))
 
 
 main()
