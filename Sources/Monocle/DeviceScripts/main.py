@@ -82,6 +82,8 @@ def _photo():
 def _on_message(msg):
     cmd, payload = msg[:4], msg[4:]
     if cmd == b'res:' or cmd == b'err:':
+        if S['state'] in (REC, PHOTO_Q):
+            return              # a late answer to an earlier question
         ui.add(_text(payload), display.RED if cmd == b'err:' else display.WHITE)
         if S['state'] == WAIT:
             S['state'] = IDLE
