@@ -571,6 +571,7 @@ class Monocle:
         self.stopping = False
         self.services = {}   # key -> (service, rx, tx)
         self.adapter_name = args.adapter
+        self.echo = args.echo
         self.firmware = Firmware(self, args)
         self.control = Control(self)
 
@@ -594,7 +595,9 @@ class Monocle:
         if self.record is not None:
             self.record.write(json.dumps({"service": key, "hex": value.hex(), "type": kind}) + "\n")
             self.record.flush()
-        if key == "serial":
+        if self.echo:
+            self.services[key][2].notify(value)
+        elif key == "serial":
             self.firmware.serial_in(value)
         else:
             self.firmware.data_in(value)
@@ -762,7 +765,8 @@ class Monocle:
     async def run(self, stop: asyncio.Event):
         self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
         self.export()
-        self.firmware.start()
+        if not self.echo:
+            self.firmware.start()
         name = f"org.glassd.test.VirtualMonocle.{self.adapter_name}"
         try:
             await self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
@@ -813,6 +817,9 @@ def main() -> int:
     parser.add_argument("--micropython", metavar="PATH",
                         default=os.path.join(os.path.dirname(sys.executable), "micropython"),
                         help="the MicroPython unix port (default: micropython beside python)")
+    parser.add_argument("--echo", action="store_true",
+                        help="transport tests only: no MicroPython; every RX write is echoed on "
+                             "the TX of its service while that notifies")
     args = parser.parse_args()
     if args.mtu < 23 or args.mtu > 517:
         parser.error("--mtu must be within 23..517")
@@ -820,7 +827,7 @@ def main() -> int:
         parser.error("--battery must be within 0..100")
     if len(args.firmware_version) != 12 or len(args.fpga_version) != 12:
         parser.error("versions are 12 characters, e.g. v23.248.0754")
-    if not os.access(args.micropython, os.X_OK):
+    if not args.echo and not os.access(args.micropython, os.X_OK):
         parser.error(f"no MicroPython at {args.micropython} (run Tests/World/setup)")
     if args.fs is None:
         args.fs = tempfile.mkdtemp(prefix="vmonocle-fs.")
