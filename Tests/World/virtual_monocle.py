@@ -32,7 +32,7 @@ import asyncio
 import io
 import json
 import os
-import signal
+import shutil
 import struct
 import sys
 import tempfile
@@ -244,6 +244,7 @@ class Firmware:
         self.monocle = monocle
         self.micropython = args.micropython
         self.fs = args.fs
+        self.fs_is_temporary = args.fs_is_temporary
         self.state_dir = tempfile.mkdtemp(prefix="vmonocle-state.")
         self.env = dict(os.environ, MICROPYPATH="::.frozen", VMONOCLE_MTU=str(args.mtu),
                         VMONOCLE_FW_VERSION=args.firmware_version,
@@ -336,6 +337,9 @@ class Firmware:
                 await asyncio.wait_for(self.task, 3)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 pass
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+        if self.fs_is_temporary:
+            shutil.rmtree(self.fs, ignore_errors=True)
 
     async def _stdout(self, reader):
         while True:
@@ -829,6 +833,7 @@ def main() -> int:
         parser.error("versions are 12 characters, e.g. v23.248.0754")
     if not args.echo and not os.access(args.micropython, os.X_OK):
         parser.error(f"no MicroPython at {args.micropython} (run Tests/World/setup)")
+    args.fs_is_temporary = args.fs is None
     if args.fs is None:
         args.fs = tempfile.mkdtemp(prefix="vmonocle-fs.")
     elif not os.path.isdir(args.fs):
