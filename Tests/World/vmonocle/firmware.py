@@ -133,6 +133,12 @@ def readline(prompt):
             out(ch)
 
 
+def _input(prompt=''):
+    """input() reads the REPL's serial stream, as on the device (not this process's stdin)."""
+    line = readline(str(prompt))
+    return line if isinstance(line, str) else ''
+
+
 def needs_more(src):
     depth = 0
     for ch in src:
@@ -205,6 +211,8 @@ def friendly_repl():
 
 
 def main():
+    import builtins
+    builtins.input = _input
     boot = os.getenv('VMONOCLE_BOOT') or 'power'
     _vmhost.init()
     if boot == 'soft':
