@@ -41,7 +41,10 @@ let package = Package(
         // ByteChannel and a clock; the device scripts it uploads are built in.
         .target(
             name: "Monocle",
-            dependencies: ["GlassdCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "GlassdCore", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [
                 .embedInCode("DeviceScripts/glassd_ui.py"), .embedInCode("DeviceScripts/glassd_link.py"),
                 .embedInCode("DeviceScripts/glassd_media.py"), .embedInCode("DeviceScripts/main.py"),

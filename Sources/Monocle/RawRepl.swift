@@ -47,7 +47,7 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
             try await send([0x03])
             try await send([0x01])
             let deadline = clock.now.advanced(by: settings.bannerTimeout)
-            guard try await wait(until: deadline, for: { $0.takeBanner() }) != nil else { continue }
+            guard try await wait(until: deadline, for: { $0.takeBanner() ? true : nil }) != nil else { continue }
             if try await sync() { return }
         }
         throw ReplError.noBanner(attempts: settings.enterAttempts)

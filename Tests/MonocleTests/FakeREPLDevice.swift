@@ -26,13 +26,16 @@ final class FakeREPLDevice: ByteChannel {
     let state: Mutex<State>
     let split: Int
     let execute: @Sendable (String) -> (stdout: String, stderr: String)
+    let onReboot: @Sendable () -> Void
 
     init(
         split: Int = 253, startRaw: Bool = false, greeting: String = "",
-        execute: @escaping @Sendable (String) -> (stdout: String, stderr: String) = { _ in ("", "") }
+        execute: @escaping @Sendable (String) -> (stdout: String, stderr: String) = { _ in ("", "") },
+        onReboot: @escaping @Sendable () -> Void = {}
     ) {
         self.split = split
         self.execute = execute
+        self.onReboot = onReboot
         state = Mutex(State(raw: startRaw))
         if !greeting.isEmpty { emit(Array(greeting.utf8)) }
     }
@@ -42,6 +45,7 @@ final class FakeREPLDevice: ByteChannel {
 
     func write(_ bytes: [UInt8]) async throws {
         var out: [UInt8] = []
+        var rebooted = false
         state.withLock { s in
             s.written += bytes
             for byte in bytes {
@@ -65,6 +69,7 @@ final class FakeREPLDevice: ByteChannel {
                     out += Array("OK".utf8)
                     if s.line.isEmpty {
                         s.reboots += 1
+                        rebooted = true
                         out += Array("\r\nMPY: soft reboot\r\n".utf8)
                     } else {
                         let code = String(decoding: s.line, as: UTF8.self)
@@ -83,6 +88,7 @@ final class FakeREPLDevice: ByteChannel {
             }
         }
         emit(out)
+        if rebooted { onReboot() }
     }
 
     func emit(_ bytes: [UInt8]) {

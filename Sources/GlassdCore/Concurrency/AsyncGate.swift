@@ -4,7 +4,7 @@ import Synchronization
 /// A first-come, first-served async lock: one holder at a time, the others wait in order
 /// without blocking a thread. Serialises multi-step D-Bus sequences (a write's pieces, starting
 /// and stopping discovery) that an actor alone would interleave across its awaits.
-final class AsyncGate: Sendable {
+public final class AsyncGate: Sendable {
     private struct State {
         var held = false
         var nextID: UInt64 = 0
@@ -26,18 +26,18 @@ final class AsyncGate: Sendable {
 
     private let state = Mutex(State())
 
-    init() {}
+    public init() {}
 
     /// Runs `body` holding the gate, in the caller's isolation. Waiting for the gate ends with
     /// CancellationError if the task is cancelled first.
-    func withLock<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
+    public func withLock<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
         try await acquire()
         defer { release() }
         return try await body()
     }
 
     /// The same, for clean-up that must run even in a cancelled task.
-    func withLockUncancellable<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async -> T) async -> T {
+    public func withLockUncancellable<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async -> T) async -> T {
         await acquireUncancellable()
         defer { release() }
         return await body()

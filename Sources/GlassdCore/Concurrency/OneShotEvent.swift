@@ -3,7 +3,7 @@ import Synchronization
 
 /// Something that happens once: `wait()` returns when (or if already) it has been fired, or when
 /// the waiting task is cancelled.
-final class OneShotEvent: Sendable {
+public final class OneShotEvent: Sendable {
     private struct State {
         var fired = false
         var nextID: UInt64 = 0
@@ -13,9 +13,9 @@ final class OneShotEvent: Sendable {
 
     private let state = Mutex(State())
 
-    init() {}
+    public init() {}
 
-    func fire() {
+    public func fire() {
         let waiters = state.withLock { s in
             s.fired = true
             defer { s.waiters.removeAll() }
@@ -24,7 +24,7 @@ final class OneShotEvent: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    func wait() async {
+    public func wait() async {
         let id = state.withLock { s in
             defer { s.nextID += 1 }
             return s.nextID
@@ -46,17 +46,5 @@ final class OneShotEvent: Sendable {
             }
             waiter?.resume()
         }
-    }
-}
-
-/// Stops one supervision run and lets the caller wait until it has wound down.
-struct StopSignal: Sendable {
-    let requested = OneShotEvent()
-    let finished = OneShotEvent()
-
-    /// Stops the run and waits until it has ended.
-    func stopAndWait() async {
-        requested.fire()
-        await finished.wait()
     }
 }

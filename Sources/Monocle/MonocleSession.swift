@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+import Logging
+
+/// Timing of a session.
+public struct SessionSettings: Sendable {
+    public var repl = ReplSettings()
+    /// One upload command (a chunk written to flash).
+    public var uploadCommandTimeout: Duration = .seconds(10)
+    /// From starting the scripts until they say `rdy:`.
+    public var startTimeout: Duration = .seconds(20)
+
+    public init() {}
+}
+
+/// What a session reports, in order.
+public enum SessionEvent: Sendable, Equatable {
+    case status(SessionStatus)
+    /// A message from the scripts the session does not handle itself (audio, photos, cancels):
+    /// the voice and photo pipeline takes these.
+    case device(DataMessage)
+}
+
+/// Why a request to the glasses was refused.
+public enum SessionError: Error, Sendable, Equatable {
+    case notConnected(String)
+}
+
+/// Brings a connected Monocle to `ready` by itself, on every link that comes up: raw REPL,
+/// versions and battery, the project's scripts uploaded only when they differ, started (resumed
+/// without a reboot when they already run), then talks to them over the data channel. Pure: a
+/// link's byte channels and a clock are all it needs.
+public actor MonocleSession<C: Clock> where C.Duration == Duration {
+    let scripts: DeviceScripts
+    let clock: C
+    public let settings: SessionSettings
+    let logger: Logger
+    private var status = SessionStatus(state: .disconnected)
+    private var generation: UInt64 = 0
+    private var dataLink: DataLink<C>?
+    private var maxPayload = 0
+    private let displayGate = AsyncGate()
+    private let sink: AsyncStream<SessionEvent>.Continuation
+    /// Every status change (none coalesced) and device message, in order.
+    public nonisolated let events: AsyncStream<SessionEvent>
+    /// REPL round trips of the last bring-up, for the benchmark.
+    public private(set) var lastRoundTrips = 0
+
+    public init(scripts: DeviceScripts, clock: C, settings: SessionSettings = SessionSettings(), logger: Logger) {
+        self.scripts = scripts
+        self.clock = clock
+        self.settings = settings
+        self.logger = logger
+        (events, sink) = AsyncStream.makeStream(of: SessionEvent.self)
+    }
+
+    public var current: SessionStatus { status }
+
+    private func set(_ state: SessionState, reason: String? = nil, for generation: UInt64) {
+        guard generation == self.generation else { return }
+        var next = status
+        next.state = state
+        if let reason { next.reason = reason }
+        guard next != status else { return }
+        status = next
+        logger.info("session \(state.rawValue)", metadata: reason.map { ["reason": "\($0)"] } ?? [:])
+        sink.yield(.status(status))
+    }
+
+    private func setInfo(_ info: DeviceInfo, for generation: UInt64) {
+        guard generation == self.generation, status.info != info else { return }
+        status.info = info
+        sink.yield(.status(status))
+    }
+
+    // MARK: Links
+
+    /// Serves each link that comes up until it goes down; `restart` drops the link after the
+    /// session gave up, so the supervisor tries again on its backoff.
+    public func run(links: AsyncStream<LinkEvent>, restart: @escaping @Sendable (String) async -> Void) async {
+        await withDiscardingTaskGroup { group in
+            var running: (generation: UInt64, stop: OneShotEvent)?
+            for await event in links {
+                switch event {
+                case .up(let link, let generation):
+                    running?.stop.fire()
+                    let stop = OneShotEvent()
+                    running = (generation, stop)
+                    begin(generation)
+                    group.addTask {
+                        await withTaskGroup(of: Void.self) { inner in
+                            inner.addTask { await self.serve(link, generation: generation, restart: restart) }
+                            inner.addTask { await stop.wait() }
+                            await inner.next()
+                            inner.cancelAll()
+                        }
+                        await self.end(generation)
+                    }
+                case .down(let generation, _):
+                    if running?.generation == generation { running?.stop.fire() }
+                }
+            }
+            running?.stop.fire()
+        }
+    }
+
+    private func begin(_ generation: UInt64) {
+        self.generation = generation
+        dataLink = nil
+    }
+
+    private func end(_ generation: UInt64) {
+        guard generation == self.generation else { return }
+        dataLink = nil
+        if status.state != .error { set(.disconnected, for: generation) }
+    }
+
+    /// One link, from handshake to the end of it.
+    private func serve(_ link: any GlassesLink, generation: UInt64, restart: @Sendable (String) async -> Void) async {
+        guard let serial = link.channel(MonocleChannel.serial), let data = link.channel(MonocleChannel.data) else {
+            set(.error, reason: "The device is not a Monocle.", for: generation)
+            return
+        }
+        let repl = RawRepl(channel: serial, clock: clock, settings: settings.repl)
+        let dataLink = DataLink(channel: data, clock: clock)
+        let started = OneShotEvent()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // The data channel is read from the start, so the scripts' rdy: is never missed.
+                group.addTask {
+                    await self.readData(data, link: dataLink, started: started, generation: generation)
+                    throw ReplError.closed
+                }
+                group.addTask {
+                    try await self.bringUp(repl, dataLink: dataLink, maxPayload: data.maxPacketSize - DataMessage.prefixLength,
+                        started: started, generation: generation)
+                    try await self.watchSerial(serial)
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch is CancellationError {
+            return
+        } catch ReplError.closed {
+            return  // the link went: the supervisor says so and reconnects
+        } catch {
+            guard !Task.isCancelled, generation == self.generation else { return }
+            let reason = "\(error)"
+            logger.notice("session failed: \(reason)")
+            set(.error, reason: Self.sentence(reason), for: generation)
+            await restart(reason)
+        }
+    }
+
+    private func bringUp(
+        _ repl: RawRepl<C>, dataLink: DataLink<C>, maxPayload: Int, started: OneShotEvent, generation: UInt64
+    ) async throws {
+        set(.handshake, for: generation)
+        try await repl.enter()
+        set(.checking, for: generation)
+        var info = try DeviceCommands.parseCheck(try await repl.execute(DeviceCommands.check(scripts)))
+        setInfo(info, for: generation)
+        let upload = info.storedScripts != scripts.version
+        if upload {
+            set(.uploading, for: generation)
+            logger.info("uploading the device scripts", metadata: ["version": "\(scripts.version)"])
+            for command in ScriptUpload.commands(scripts, maxCommandBytes: repl.settings.maxCommandBytes) {
+                try await repl.execute(command, timeout: settings.uploadCommandTimeout)
+            }
+            let after = try DeviceCommands.parseCheck(try await repl.execute(DeviceCommands.check(scripts)))
+            guard after.storedScripts == scripts.version else {
+                throw ReplError.unexpectedReply("the scripts on the device do not match after the upload")
+            }
+            info.storedScripts = after.storedScripts
+        }
+        set(.starting, for: generation)
+        if upload || info.runningScripts != scripts.version {
+            try await repl.softReboot()
+        } else {
+            try await repl.start(DeviceCommands.resume)
+        }
+        let clock = self.clock
+        let timeout = settings.startTimeout
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await started.wait()
+                return true
+            }
+            group.addTask {
+                try await clock.sleep(for: timeout)
+                return false
+            }
+            let ready = try await group.next() ?? false
+            group.cancelAll()
+            guard ready else { throw ReplError.timeout("starting the scripts (no rdy:)") }
+        }
+        lastRoundTrips = await repl.roundTrips
+        info.runningScripts = scripts.version
+        self.dataLink = dataLink
+        self.maxPayload = maxPayload
+        setInfo(info, for: generation)
+        set(.ready, reason: "", for: generation)
+    }
+
+    /// While the scripts run, the REPL says nothing; its banner means they stopped (crashed).
+    private func watchSerial(_ serial: any ByteChannel) async throws {
+        var buffer = ReplBuffer(limit: 4096)
+        for await incoming in serial.incoming {
+            guard case .packet(let bytes) = incoming else { continue }
+            buffer.append(bytes)
+            logger.debug("device output", metadata: ["text": "\(String(decoding: bytes, as: UTF8.self))"])
+            if buffer.takeBanner() { throw ReplError.unexpectedReply("the scripts stopped") }
+        }
+        throw ReplError.closed
+    }
+
+    /// Handles what the scripts send, for the life of the link.
+    private func readData(_ data: any ByteChannel, link: DataLink<C>, started: OneShotEvent, generation: UInt64) async {
+        for await incoming in data.incoming {
+            guard case .packet(let frame) = incoming else {
+                logger.notice("data channel messages were lost (the reader fell behind)")
+                continue
+            }
+            let message: DataMessage
+            do {
+                message = try DataMessage.decode(frame)
+            } catch {
+                logger.info("malformed data message dropped: \(error)")
+                continue
+            }
+            await handle(message, link: link, started: started, generation: generation)
+        }
+    }
+
+    private func handle(_ message: DataMessage, link: DataLink<C>, started: OneShotEvent, generation: UInt64) async {
+        switch message {
+        case .ack(let count):
+            await link.acknowledge(count)
+        case .ready:
+            await link.reset()
+            started.fire()
+            if status.state == .busy { set(.ready, for: generation) }
+        case .battery(let level):
+            if var info = status.info, generation == self.generation {
+                info.battery = level
+                setInfo(info, for: generation)
+            }
+        case .audioStart, .imageStart:
+            if status.state == .ready { set(.busy, for: generation) }
+            sink.yield(.device(message))
+        case .cancelled:
+            if status.state == .busy { set(.ready, for: generation) }
+            sink.yield(.device(message))
+        case .pong:
+            break  // kept for compatibility; nothing waits on it
+        case .audioData, .audioEnd, .imageData, .imageEnd:
+            sink.yield(.device(message))
+        case .ping, .response, .error, .imageAck, .display, .stopRecording:
+            logger.info("unexpected message from the glasses dropped", metadata: ["command": "\(message.command)"])
+        }
+    }
+
+    // MARK: Requests
+
+    /// Shows `text` on the glasses (transliterated to the display's ASCII font).
+    public func display(_ text: String) async throws {
+        try await send(first: DataMessage.display, text)
+    }
+
+    /// Appends answer text (`error`: in red) to what the glasses show.
+    public func show(_ text: String, error: Bool = false) async throws {
+        try await send(first: error ? DataMessage.error : DataMessage.response, text)
+    }
+
+    /// Marks the end of an answer: the glasses are ready for the next question.
+    public func answerFinished() {
+        if status.state == .busy { set(.ready, for: generation) }
+    }
+
+    private func send(first: (String) -> DataMessage, _ text: String) async throws {
+        guard let dataLink, status.state == .ready || status.state == .busy else {
+            throw SessionError.notConnected("The glasses are not ready (\(status.state.rawValue)).")
+        }
+        let chunks = DisplayText.chunks(DisplayText.ascii(text), limit: maxPayload)
+        try await displayGate.withLock {
+            try await dataLink.send(first(chunks.first ?? ""))
+            for chunk in chunks.dropFirst() { try await dataLink.send(.response(chunk)) }
+        }
+    }
+
+    /// "the link closed" → "The link closed."
+    static func sentence(_ text: String) -> String {
+        guard let first = text.first else { return text }
+        let capitalised = first.uppercased() + text.dropFirst()
+        return capitalised.hasSuffix(".") ? capitalised : capitalised + "."
+    }
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// Where a Monocle session stands (org.glassd.Device1.State; exact spelling is the contract).
+public enum SessionState: String, Sendable, CaseIterable {
+    case unpaired, disconnected, connecting
+    /// Entering the raw REPL.
+    case handshake
+    /// Reading versions and battery.
+    case checking
+    /// Putting the scripts on the device.
+    case uploading
+    /// Starting (or resuming) the scripts, until they say they are ready.
+    case starting
+    /// Waiting for a tap.
+    case ready
+    /// Capturing or answering.
+    case busy
+    /// The session gave up; the reason says why, and the link is retried.
+    case error
+}
+
+/// What a session shows of the glasses.
+public struct SessionStatus: Sendable, Equatable {
+    public var state: SessionState
+    public var reason: String
+    public var info: DeviceInfo?
+
+    public init(state: SessionState, reason: String = "", info: DeviceInfo? = nil) {
+        self.state = state
+        self.reason = reason
+        self.info = info
+    }
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+import Logging
+import Monocle
+import Synchronization
+import Testing
+
+@Suite("Monocle session")
+struct MonocleSessionTests {
+    static let scripts = DeviceScripts(files: [
+        .init(name: "glassd_ui.py", contents: Array("x=1\n".utf8)), .init(name: "main.py", contents: Array("run()\n".utf8)),
+    ])
+
+    private func session() -> MonocleSession<ContinuousClock> {
+        var settings = SessionSettings()
+        settings.repl.drain = .milliseconds(10)
+        settings.repl.bannerTimeout = .milliseconds(300)
+        settings.startTimeout = .seconds(2)
+        return MonocleSession(scripts: Self.scripts, clock: ContinuousClock(), settings: settings, logger: Logger(label: "test"))
+    }
+
+    /// States until `ready` (or `error`), in order.
+    private func states(_ events: AsyncStream<SessionEvent>) async -> [SessionState] {
+        var seen: [SessionState] = []
+        for await event in events {
+            guard case .status(let status) = event else { continue }
+            if seen.last != status.state { seen.append(status.state) }
+            if status.state == .ready || status.state == .error { break }
+        }
+        return seen
+    }
+
+    @Test("a fresh device: handshake, checking, uploading, starting, ready; a current one: no upload, no reboot")
+    func bringUp() async throws {
+        let session = session()
+        let device = FakeMonocle(scripts: Self.scripts)
+        let (links, feed) = AsyncStream.makeStream(of: LinkEvent.self)
+        let run = Task { await session.run(links: links) { _ in } }
+        var events = session.events.makeAsyncIterator()
+        func statesUntilReady() async -> [SessionState] {
+            var seen: [SessionState] = []
+            while let event = await events.next() {
+                guard case .status(let status) = event else { continue }
+                if seen.last != status.state { seen.append(status.state) }
+                if status.state == .ready || status.state == .error { break }
+            }
+            return seen
+        }
+
+        feed.yield(.up(device.link, generation: 1))
+        #expect(await statesUntilReady() == [.handshake, .checking, .uploading, .starting, .ready])
+        #expect(device.serial.state.withLock { $0.reboots } == 1)
+        let uploads = device.serial.commands.filter { $0.contains("a2b_base64") }.count
+        #expect(uploads == 2)
+        let status = await session.current
+        #expect(status.info?.firmwareVersion == "v23.248.0754")
+        #expect(status.info?.fpgaVersion == "v23.230.0808")
+        #expect(status.info?.battery == 77)
+        #expect(status.info?.runningScripts == Self.scripts.version)
+
+        try await session.display("Café ünd “more”")
+        #expect(device.data.written == [.display("Cafe und \"more\"")])
+
+        // The link drops and comes back: the scripts are current and running.
+        feed.yield(.down(generation: 1, reason: "test"))
+        let before = device.serial.commands.count
+        feed.yield(.up(device.link, generation: 2))
+        #expect(await statesUntilReady().suffix(4) == [.handshake, .checking, .starting, .ready])
+        let after = Array(device.serial.commands[before...])
+        #expect(!after.contains { $0.contains("a2b_base64") })
+        #expect(after.last == DeviceCommands.resume)
+        #expect(device.serial.state.withLock { $0.reboots } == 1)
+        #expect(!device.serial.written.contains(0x1C))
+        feed.finish()
+        await run.value
+    }
+
+    @Test("Display before the glasses are ready is NotConnected")
+    func notReady() async {
+        let session = session()
+        await #expect(throws: SessionError.notConnected("The glasses are not ready (disconnected).")) {
+            try await session.display("hi")
+        }
+    }
+
+    @Test("a device that never enters the REPL: error with a reason, and the link is restarted")
+    func givesUp() async throws {
+        let session = session()
+        let device = FakeMonocle(scripts: Self.scripts)
+        device.serial.state.withLock { $0.swallowCtrlA = 1000 }
+        let restarted = OneShotEvent()
+        let reasons = Mutex<[String]>([])
+        let (links, feed) = AsyncStream.makeStream(of: LinkEvent.self)
+        let run = Task {
+            await session.run(links: links) { reason in
+                reasons.withLock { $0.append(reason) }
+                restarted.fire()
+            }
+        }
+        feed.yield(.up(device.link, generation: 1))
+        #expect(await states(session.events) == [.handshake, .error])
+        await restarted.wait()
+        #expect(await session.current.reason == "The glasses did not enter the raw REPL (4 attempts).")
+        #expect(reasons.withLock { $0 } == ["the glasses did not enter the raw REPL (4 attempts)"])
+        feed.finish()
+        await run.value
+    }
+}
+
+@Suite("Data link pacing")
+struct DataLinkTests {
+    @Test("no more than 4 messages wait on the device; acks make room; rdy: starts the count over")
+    func window() async throws {
+        let channel = FakeDataChannel()
+        let link = DataLink(channel: channel, clock: ContinuousClock(), window: 4, silence: .seconds(60))
+        let sender = Task {
+            for i in 0..<6 { try await link.send(.response("\(i)")) }
+        }
+        // Four go out, then it waits.
+        while channel.writes.withLock({ $0.count }) < 4 { await Task.yield() }
+        for _ in 0..<100 { await Task.yield() }
+        #expect(channel.writes.withLock { $0.count } == 4)
+        await link.acknowledge(2)
+        try await sender.value
+        #expect(channel.written.map(\.command) == Array(repeating: "res:", count: 6))
+        // A bogus count beyond what was sent moves nothing.
+        await link.acknowledge(500)
+        await link.reset()
+        try await link.send(.response("after reset"))
+        #expect(channel.writes.withLock { $0.count } == 7)
+    }
+
+    @Test("a message over one packet is refused")
+    func tooLong() async {
+        let link = DataLink(channel: FakeDataChannel(), clock: ContinuousClock())
+        await #expect(throws: ChannelError.tooLong(size: 304, limit: 253)) {
+            try await link.send(.response(String(repeating: "x", count: 300)))
+        }
+    }
+}
