@@ -440,6 +440,17 @@ def virtual_device_checks(w, n, chars):
     out, _ = raw(w, mon, chars, b"print(TAPS)")
     check(out == b"['A']\r\n", f"main.py's globals survive in the REPL: {out!r}")
 
+    # Ctrl-C also stops code that never calls a Monocle module (delivered as SIGINT).
+    mark = len(serial_stream(mon, stx))
+    write(w, chars[SERIAL[1]], b"while True: pass\x04")
+    time.sleep(0.3)
+    write(w, chars[SERIAL[1]], b"\x03")
+    check(wait_until(lambda: serial_stream(mon, stx)[mark:].endswith(
+        b"KeyboardInterrupt: \r\n\x04>"), 5),
+        f"Ctrl-C stops a busy loop: {serial_stream(mon, stx)[mark:]!r}")
+    out, _ = raw(w, mon, chars, b"print('after')")
+    check(out == b"after\r\n", "the REPL goes on after it")
+
     # Audio from a WAV: 8-bit mode gives the high byte of each 16-bit sample.
     wav = os.path.join(w.dir, "a.wav")
     with wave.open(wav, "wb") as f:

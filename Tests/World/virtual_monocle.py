@@ -33,6 +33,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import struct
 import sys
 import tempfile
@@ -61,6 +62,8 @@ ADV_PATH = ROOT + "/adv0"
 CONTROL_IFACE = "org.glassd.test.VirtualMonocle1"
 VMDIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vmonocle")
 RING_SIZE = 1024            # the firmware's serial RX ring
+SIGINT_AFTER = 0.5          # s a Ctrl-C may wait unread while user code runs before a SIGINT
+SIGINT_SETTLED = 2.0        # s after which an unanswered SIGINT is taken as raised
 COLOUR_NAMES = {0xFFFFFF: None, 0xAD2323: "red", 0xFFEE33: "yellow", 0x04D718: "green",
                 0x0000FF: "blue", 0x00FFFF: "cyan", 0xFF00FF: "magenta", 0x888888: "gray",
                 0x000000: "black"}
@@ -257,13 +260,18 @@ class Firmware:
         self.ring_used = 0
         self.next_boot = None        # (boot, mode, reset cause) chosen before the process ends
         self.carry = None            # serial ring kept over a soft reboot (bytearray)
+        self.user_code = False
+        self.sent_serial = self.got_serial = 0
+        self.ctrl_c = deque()
+        self.sigint_out = False
+        self.sigint_time = 0.0
         self.frame = []
         self.frames = 0
         self.mac = "00:00:00:00:00:00"
         self.stats = {"ring_dropped": 0, "safe_mode": 0, "callbacks_dropped": 0,
                       "touch_dropped": 0, "soft_reboots": 0, "repl_commands": 0,
                       "serial_bytes_in": 0, "data_messages_in": 0, "power_cycles": 0,
-                      "resets": 0, "dfu_requests": 0, "boots": 0}
+                      "resets": 0, "dfu_requests": 0, "boots": 0, "sigints": 0}
         self.task = None
         self.stopping = False
 
@@ -292,6 +300,11 @@ class Firmware:
             transport, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(ctl), os.fdopen(r, "rb", 0))
             self.next_boot = None
+            self.user_code = False       # the interpreter runs user code (events run/idle)
+            self.sent_serial = 0         # serial bytes sent in S frames / taken in (G frames)
+            self.got_serial = 0
+            self.ctrl_c = deque()        # (sent_serial after a frame with 0x03, deadline)
+            self.sigint_out = False
             self.send(b"N", self.notify_flags())
             self.send(b"B", bytes([self.battery]))
             if self.audio is not None:
@@ -304,7 +317,9 @@ class Firmware:
             self.carry = None
             readers = [loop.create_task(self._stdout(self.proc.stdout)),
                        loop.create_task(self._control(ctl, gen))]
+            watchdog = loop.create_task(self._interrupter(self.proc))
             await self.proc.wait()
+            watchdog.cancel()
             await asyncio.gather(*readers, return_exceptions=True)
             transport.close()
             if self.stopping:
@@ -314,6 +329,25 @@ class Firmware:
                 await asyncio.sleep(0.5)
                 self.next_boot = ("power", "friendly", "CRASHED")
             boot, mode, cause = self.next_boot
+
+    async def _interrupter(self, proc):
+        """Ctrl-C for code that never calls into a Monocle module (so never reads the link): when
+        a Ctrl-C waits unread for SIGINT_AFTER while user code runs, one SIGINT (the unix port
+        raises KeyboardInterrupt), and frame U so that the Ctrl-C does not count twice. Never a
+        second SIGINT before the interpreter took in more serial bytes: the unix port exits on
+        a second SIGINT while the first is pending (SIGINT_SETTLED: by then a running VM has
+        long raised it; code that caught it and spins on gets the next one)."""
+        while proc.returncode is None:
+            await asyncio.sleep(0.1)
+            now = asyncio.get_running_loop().time()
+            if (self.ctrl_c and self.user_code and self.ctrl_c[0][1] <= now
+                    and (not self.sigint_out or now - self.sigint_time > SIGINT_SETTLED)):
+                self.ctrl_c.popleft()
+                self.sigint_out = True
+                self.sigint_time = now
+                self.stats["sigints"] += 1
+                proc.send_signal(signal.SIGINT)
+                self.send(b"U")
 
     def send(self, tag: bytes, payload: bytes = b""):
         proc = self.proc
@@ -366,6 +400,11 @@ class Firmware:
     def _event(self, tag, data):
         if tag == "C":
             self.ring_used = max(0, self.ring_used - struct.unpack("<I", data)[0])
+        elif tag == "G":
+            self.got_serial += struct.unpack("<I", data)[0]
+            self.sigint_out = False
+            while self.ctrl_c and self.ctrl_c[0][0] <= self.got_serial:
+                self.ctrl_c.popleft()
         elif tag == "D":
             self.monocle.data_out(data)
         elif tag == "F":
@@ -374,6 +413,8 @@ class Firmware:
             self.monocle.display_changed(self.display_text())
         elif tag == "E":
             name = data.decode()
+            if name in ("run", "idle"):
+                self.user_code = name == "run"
             key = {"cbdrop": "callbacks_dropped", "touchdrop": "touch_dropped",
                    "command": "repl_commands", "dfu": "dfu_requests"}.get(name)
             if key:
@@ -409,7 +450,11 @@ class Firmware:
             value = value[:room]
         if value:
             self.ring_used += len(value)
+            self.sent_serial += len(value)
             self.send(b"S", value)
+            if 3 in value:
+                self.ctrl_c.append((self.sent_serial,
+                                    asyncio.get_running_loop().time() + SIGINT_AFTER))
 
     def data_in(self, value: bytes):
         self.stats["data_messages_in"] += 1

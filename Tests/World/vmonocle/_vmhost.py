@@ -2,8 +2,8 @@
 # The virtual Monocle's link to its host process (virtual_monocle.py), MicroPython side.
 # Frames both ways: 1 tag byte, u32 LE payload length, payload.
 #   host -> here (stdin): S serial bytes, K ring kept over a soft reboot, D data message, N notify flags (serial, data),
-#     T touch (u32 ms, button), A audio (u32 rate + s16le mono), I image, B battery, Z init done
-#   here -> host (fd 3): C ring bytes consumed (u32), F display frame (JSON), D data notification,
+#     U last Ctrl-C was delivered as SIGINT, T touch (u32 ms, button), A audio (u32 rate + s16le mono), I image, B battery, Z init done
+#   here -> host (fd 3): C ring bytes consumed (u32), G serial bytes taken in (u32), F display frame (JSON), D data notification,
 #     E event (ascii), R soft reboot (mode), X hardware reset request
 # Shared state of the stub modules lives here too. Test-only.
 import sys
@@ -94,6 +94,7 @@ def _handle(tag, data):
     global touch_until, touch_button, unacked
     kbd = False
     if tag == 83:  # S
+        _got[0] += len(data)
         if running:
             for b in data:
                 if b == 3:
@@ -104,6 +105,8 @@ def _handle(tag, data):
             ack()
         else:
             ring.extend(data)
+    elif tag == 85:  # U: the host delivered the last Ctrl-C as SIGINT (see virtual_monocle.py)
+        kbd = None
     elif tag == 75:  # K: ring bytes kept over a soft reboot (no Ctrl-C meaning any more)
         ring.extend(data)
     elif tag == 68:  # D
@@ -172,14 +175,35 @@ def init():
             _deliver()
 
 
+_got = [0]       # serial bytes taken from the host link, not yet reported (frame G)
+
+
+def _unring_ctrl_c():
+    """Takes back the newest unread Ctrl-C of the ring (it was delivered as a signal)."""
+    global ring
+    for i in range(len(ring) - 1, rpos - 1, -1):
+        if ring[i] == 3:
+            ring = ring[:i] + ring[i + 1:]
+            return
+
+
 def poll(timeout=0):
     """Take what the host sent. While user code runs, a Ctrl-C raises KeyboardInterrupt here."""
     kbd = False
     while _poller.poll(timeout):
         tag, data = _read_frame()
-        if _handle(tag, data):
+        r = _handle(tag, data)
+        if r:
             kbd = True
+        elif r is None:       # U: that Ctrl-C already interrupted the code
+            if kbd:
+                kbd = False
+            else:
+                _unring_ctrl_c()
         timeout = 0
+    if _got[0]:
+        send('G', struct.pack('<I', _got[0]))
+        _got[0] = 0
     if _batch:
         _deliver()
     if kbd and running:

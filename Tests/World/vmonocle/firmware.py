@@ -33,6 +33,8 @@ def getc():
         _vmhost.ack()
         try:
             _vmhost.poll(100)
+        except KeyboardInterrupt:     # a late SIGINT (see virtual_monocle.py): nothing to stop
+            pass
         except Exception as e:        # a scheduled callback raised while the REPL was idle
             print_exc(e)
 
@@ -50,6 +52,7 @@ def execute(src, filename, kind):
     kind is 'raw', where it returns the exception text after the first EOF marker."""
     _vmhost.ack()
     exc = None
+    _vmhost.event('run')
     _vmhost.running = True
     try:
         code = compile(src, filename, 'single' if kind == 'single' else 'exec')
@@ -57,6 +60,7 @@ def execute(src, filename, kind):
     except BaseException as e:   # noqa: B036  everything, as pyexec does
         exc = e
     _vmhost.running = False
+    _vmhost.event('idle')
     if kind == 'raw':
         out('\x04')
     if exc is not None and isinstance(exc, SystemExit):
@@ -234,6 +238,8 @@ def main():
                 reboot = raw_repl() == SOFT_REBOOT
             else:
                 reboot = friendly_repl() == SOFT_REBOOT
+        except KeyboardInterrupt:     # a late SIGINT landed in the REPL itself
+            pass
         except Exception as e:        # a late scheduled callback raised in the REPL itself
             print_exc(e)
     _vmhost.poll()        # what the host already sent; unread serial bytes survive the reboot
