@@ -85,6 +85,15 @@ public actor LinkSupervisor {
         linkEvents.subscribe(first: link.map { .up($0, generation: generation) })
     }
 
+    /// Drops the current link (a session on it gave up): the supervisor reconnects on its backoff.
+    public func dropLink(reason: String) async {
+        guard link != nil, let paired else { return }
+        let snapshot = client.state.snapshot
+        guard let adapter = snapshot.adapterPath(named: settings.adapter) else { return }
+        logger.notice("dropping the link: \(reason)", metadata: ["device": "\(paired.address)"])
+        _ = try? await client.call(snapshot.devicePath(adapter, paired.address), BlueZ.device, "Disconnect")
+    }
+
     /// Stops supervising without unpairing and without disconnecting (a firmware update is about
     /// to reset the device); `resume()` takes it up again.
     public func suspend() {

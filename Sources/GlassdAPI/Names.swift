@@ -37,6 +37,15 @@ public enum GlassdBus {
         public static let state = "State"
         public static let reconnectCount = "ReconnectCount"
         public static let lastSeen = "LastSeen"
+        public static let stateReason = "StateReason"
+        public static let firmwareVersion = "FirmwareVersion"
+        public static let fpgaVersion = "FPGAVersion"
+        public static let scriptsVersion = "ScriptsVersion"
+        public static let battery = "Battery"
+    }
+
+    public enum DeviceMethod {
+        public static let display = "Display"
     }
 }
 
@@ -53,6 +62,7 @@ public enum GlassdErrorName {
     public static let alreadyPaired = "org.glassd.Error.AlreadyPaired"
     public static let busy = "org.glassd.Error.Busy"
     public static let notPaired = "org.glassd.Error.NotPaired"
+    public static let notConnected = "org.glassd.Error.NotConnected"
 }
 
 /// A query's id: the caller's unique bus name and the serial of its Query call, so a client can

@@ -7,6 +7,7 @@ import GlassdAPI
 import GlassdCore
 import HTTPKit
 import Logging
+import Monocle
 import ServiceLifecycle
 import UnixSignals
 import Storage
@@ -107,7 +108,8 @@ public enum Daemon {
             client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
-        return LinkInterface(connection: connection, supervisor: supervisor, bluez: bluez, logger: logger)
+        let session = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
+        return LinkInterface(connection: connection, supervisor: supervisor, bluez: bluez, session: session, logger: logger)
     }
 
     /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.

@@ -76,8 +76,13 @@ struct DeviceInfo: Encodable {
     var rssi: Int64
     var connected: Bool
     var state: String
+    var state_reason: String
     var reconnect_count: UInt32
     var last_seen_ms: Int64
+    var firmware_version: String
+    var fpga_version: String
+    var scripts_version: String
+    var battery: Int64
 
     init(path: String, _ p: [String: DBusValue]) {
         self.path = path
@@ -86,7 +91,12 @@ struct DeviceInfo: Encodable {
         rssi = p[GlassdBus.DeviceProperty.rssi]?.int64 ?? 0
         connected = p[GlassdBus.DeviceProperty.connected]?.bool ?? false
         state = p[GlassdBus.DeviceProperty.state]?.string ?? ""
+        state_reason = p[GlassdBus.DeviceProperty.stateReason]?.string ?? ""
         reconnect_count = p[GlassdBus.DeviceProperty.reconnectCount]?.uint32 ?? 0
+        firmware_version = p[GlassdBus.DeviceProperty.firmwareVersion]?.string ?? ""
+        fpga_version = p[GlassdBus.DeviceProperty.fpgaVersion]?.string ?? ""
+        scripts_version = p[GlassdBus.DeviceProperty.scriptsVersion]?.string ?? ""
+        battery = p[GlassdBus.DeviceProperty.battery]?.int64 ?? 0
         if case .uint64(let t)? = p[GlassdBus.DeviceProperty.lastSeen] { last_seen_ms = Int64(t) } else { last_seen_ms = 0 }
     }
 }
@@ -125,7 +135,7 @@ struct Devices: AsyncParsableCommand {
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the link state, then every change as it happens, until interrupted.")
+        abstract: "Print the glasses' state, then every change as it happens (session states, battery...), until interrupted.")
 
     @OptionGroup var options: GlobalOptions
 

@@ -31,9 +31,15 @@ struct Status: AsyncParsableCommand {
             print("version: \(status.version)")
             print("mode:    \(status.mode)")
             print("backend: \(status.backend.isEmpty ? "(not configured)" : status.backend)")
-            print("link:    \(status.link)")
+            print("glasses: \(status.link)")
             if let d = status.device {
-                print("glasses: \(d.address) \(d.name), RSSI \(d.rssi) dBm, \(d.reconnect_count) reconnects")
+                if !d.state_reason.isEmpty { print("reason:  \(d.state_reason)") }
+                print("device:  \(d.address) \(d.name), RSSI \(d.rssi) dBm, \(d.reconnect_count) reconnects")
+                if !d.firmware_version.isEmpty {
+                    print("battery: \(d.battery) %")
+                    print("firmware \(d.firmware_version), FPGA \(d.fpga_version.isEmpty ? "unknown" : d.fpga_version)")
+                    print("scripts: \(d.scripts_version.isEmpty ? "not running" : String(d.scripts_version.prefix(12)))")
+                }
             }
         }
     }

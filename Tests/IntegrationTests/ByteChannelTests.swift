@@ -27,7 +27,7 @@ struct ByteChannelTests {
         arguments: [true, false])
     func echo(acquireSockets: Bool) async throws {
         try await BLEWorld.with { ble in
-            try await ble.withMonocle(2, txPower: -45) { _ in
+            try await ble.withMonocle(2, txPower: -45, echo: true) { _ in
                 let bus = try await BusConnection.open(.address(ble.world.busAddress))
                 let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
                 let supervisor = LinkSupervisor(

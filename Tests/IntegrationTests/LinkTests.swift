@@ -71,13 +71,13 @@ struct LinkIntegrationTests {
             let pair = try await ble.world.callManager("Pair", "s", [""])
             #expect(pair.ok, "\(pair.stderr)")
             #expect(pair.stdout.contains(GlassdBus.devicePath(address: strongest)))
-            try await managerState(bus, "connected")
+            try await managerState(bus, "ready")
             var seenStates: [String] = []
             for await signal in states {
                 if let s = signal.arguments[1].stringKeyed?["State"]?.string { seenStates.append(s) }
-                if seenStates.last == "connected" { break }
+                if seenStates.last == "ready" { break }
             }
-            #expect(seenStates == ["disconnected", "connecting", "connected"])
+            #expect(seenStates == ["disconnected", "connecting", "handshake", "checking", "uploading", "starting", "ready"])
             let paired = try await ble.world.busctl(["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "PairedDevice"])
             #expect(paired.stdout == "o \"\(GlassdBus.devicePath(address: strongest))\"\n")
             #expect(try await device(bus, strongest, "Connected") == .bool(true))
@@ -91,7 +91,7 @@ struct LinkIntegrationTests {
             let devices = try await ble.world.glassctl(["devices", "--json"])
             let listed = try JSONSerialization.jsonObject(with: Data(devices.stdout.utf8)) as? [[String: Any]]
             #expect(listed?.count == 3)
-            #expect(listed?.first { $0["address"] as? String == strongest }?["state"] as? String == "connected")
+            #expect(listed?.first { $0["address"] as? String == strongest }?["state"] as? String == "ready")
             #expect(listed?.filter { $0["state"] as? String == "unpaired" }.count == 2)
 
             // The device object matches its documented interface.
@@ -99,11 +99,11 @@ struct LinkIntegrationTests {
                 ["call", GlassdBus.name, GlassdBus.devicePath(address: strongest), "org.freedesktop.DBus.Introspectable", "Introspect"])
             let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Device1.xml", encoding: .utf8)
             let liveMembers = try interfaceMembers(unescapeBusctlString(live.stdout), GlassdBus.deviceInterface)
-            #expect(liveMembers.count == 7)
+            #expect(liveMembers.count == 13)
             #expect(try interfaceMembers(file, GlassdBus.deviceInterface) == liveMembers)
 
             let status = try await ble.world.glassctl(["status"])
-            #expect(status.stdout.contains("link:    connected"))
+            #expect(status.stdout.contains("glasses: ready"))
             #expect(status.stdout.contains(strongest))
         }
     }
@@ -123,7 +123,7 @@ struct LinkIntegrationTests {
             let weakest = BLEWorld.adapterAddress(3)
             let pair = try await ble.world.glassctl(["pair", weakest.lowercased()])
             #expect(pair.stdout == GlassdBus.devicePath(address: weakest) + "\n", "\(pair.stderr)")
-            try await managerState(bus, "connected")
+            try await managerState(bus, "ready")
             let again = try await ble.world.glassctl(["pair", weakest])
             #expect(again.ok)
             let other = try await ble.world.glassctl(["pair", strongest])
@@ -174,18 +174,19 @@ struct LinkIntegrationTests {
                     let bus = try await ble.world.connect()
                     let pair = try await ble.world.callManager("Pair", "s", [""])
                     #expect(pair.ok, "\(pair.stderr)")
-                    try await managerState(bus, "connected", in: ble)
+                    try await managerState(bus, "ready", in: ble)
                     await bus.close()
                 }
                 try await ble.world.withGlassd(config: config) { _ in
                     let bus = try await ble.world.connect()
-                    try await managerState(bus, "connected", in: ble)
+                    try await managerState(bus, "ready", in: ble)
                     await bus.close()
                     // glassctl watch: the state first, then each change of a dropped and restored link.
-                    let states = try await watchStates(ble.world, count: 4) {
+                    let states = try await watchStates(ble.world, count: 7) {
                         _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", strongest])
                     }
-                    #expect(states == ["connected", "disconnected", "connecting", "connected"])
+                    // The scripts are current and running: no upload this time.
+                    #expect(states == ["ready", "disconnected", "connecting", "handshake", "checking", "starting", "ready"])
                 }
             }
         }
@@ -196,14 +197,14 @@ struct LinkIntegrationTests {
         try await withThreeMonocles { ble, _, bus in
             let pair = try await ble.world.callManager("Pair", "s", [strongest])
             #expect(pair.ok, "\(pair.stderr)")
-            try await managerState(bus, "connected")
+            try await managerState(bus, "ready")
             for round in 1...2 {
                 let drop = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", strongest])
                 #expect(drop.ok, "\(drop.stderr)")
                 try await waitForProperty(
                     bus, destination: GlassdBus.name, path: GlassdBus.devicePath(address: strongest),
                     interface: GlassdBus.deviceInterface, "ReconnectCount", equals: .uint32(UInt32(round)))
-                try await managerState(bus, "connected")
+                try await managerState(bus, "ready")
             }
         }
     }
@@ -213,13 +214,13 @@ struct LinkIntegrationTests {
         try await withThreeMonocles { ble, _, bus in
             let pair = try await ble.world.callManager("Pair", "s", [strongest])
             #expect(pair.ok, "\(pair.stderr)")
-            try await managerState(bus, "connected")
+            try await managerState(bus, "ready")
             let off = try await ble.bluez(["set-property", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1", "Powered", "b", "false"])
             #expect(off.ok, "\(off.stderr)")
             try await managerState(bus, "disconnected")
             let on = try await ble.bluez(["set-property", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1", "Powered", "b", "true"])
             #expect(on.ok)
-            try await managerState(bus, "connected")
+            try await managerState(bus, "ready")
             #expect(try await device(bus, strongest, "ReconnectCount") == .uint32(1))
         }
     }
@@ -232,7 +233,7 @@ struct LinkIntegrationTests {
                 let bus = try await ble.world.connect()
                 try await ble.withMonocle(2, txPower: -45) { monocle in
                     _ = try await ble.world.callManager("Pair", "s", [strongest])
-                    try await managerState(bus, "connected")
+                    try await managerState(bus, "ready")
                     monocle.kill9()
                     try await managerState(bus, "disconnected")
                 }
@@ -261,11 +262,11 @@ struct LinkIntegrationTests {
                 try await ble.withMonocle(2, txPower: -45, waitReady: false) { _ in
                     try await ble.withBlueZ {
                         _ = try await world.callManager("Pair", "s", [strongest])
-                        try await managerState(bus, "connected")
+                        try await managerState(bus, "ready")
                     }
                     try await managerState(bus, "disconnected")
                     try await ble.withBlueZ {
-                        try await managerState(bus, "connected")
+                        try await managerState(bus, "ready")
                     }
                 }
                 await bus.close()
@@ -280,12 +281,12 @@ struct LinkIntegrationTests {
                 let bus = try await ble.world.connect()
                 try await ble.withMonocle(2, txPower: -45) { _ in
                     _ = try await ble.world.callManager("Pair", "s", [strongest])
-                    try await managerState(bus, "connected")
+                    try await managerState(bus, "ready")
                 }
                 try await managerState(bus, "disconnected")
                 try await Task.sleep(for: .seconds(120))  // the scenario: away for two minutes
                 try await ble.withMonocle(2, txPower: -45) { _ in
-                    try await managerState(bus, "connected", timeout: .seconds(45))
+                    try await managerState(bus, "ready", timeout: .seconds(45))
                     #expect(try await device(bus, strongest, "ReconnectCount") == .uint32(1))
                 }
                 await bus.close()
@@ -298,7 +299,7 @@ struct LinkIntegrationTests {
         try await withThreeMonocles { ble, glassd, bus in
             let pair = try await ble.world.callManager("Pair", "s", [strongest])
             #expect(pair.ok, "\(pair.stderr)")
-            try await managerState(bus, "connected")
+            try await managerState(bus, "ready")
             try await Task.sleep(for: .seconds(1))  // let the connection's burst of signals settle
             let before = try cpuTicks(glassd.pid)
             try await Task.sleep(for: .seconds(10))

@@ -40,15 +40,19 @@ struct BLEWorld: Sendable {
 
     /// Runs a virtual Monocle on adapter `hci<index>` until `body` ends.
     /// With `waitReady: false` it may start before BlueZ: it registers once BlueZ appears.
+    /// Its filesystem is `filesystem(index)`, kept across restarts of the virtual Monocle; with
+    /// `echo` it only echoes writes (no MicroPython), for transport tests.
     func withMonocle<R: Sendable>(
-        _ index: Int, txPower: Int, waitReady: Bool = true, _ body: (Background) async throws -> R
+        _ index: Int, txPower: Int, waitReady: Bool = true, echo: Bool = false, battery: Int = 100,
+        _ body: (Background) async throws -> R
     ) async throws -> R {
-        try await withBackground(
+        try FileManager.default.createDirectory(atPath: filesystem(index), withIntermediateDirectories: true)
+        return try await withBackground(
             venvPython,
             [
                 Paths.root + "/Tests/World/virtual_monocle.py", "--adapter", "hci\(index)", "--tx-power", "\(txPower)",
-                "--record", recordFile(index),
-            ],
+                "--record", recordFile(index), "--fs", filesystem(index), "--battery", "\(battery)",
+            ] + (echo ? ["--echo"] : []),
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": world.busAddress], log: world.directory + "/monocle\(index).log",
             firstLine: waitReady
         ) { process, line in
@@ -58,6 +62,9 @@ struct BLEWorld: Sendable {
     }
 
     func recordFile(_ index: Int) -> String { world.directory + "/monocle\(index).jsonl" }
+
+    /// The device filesystem of virtual Monocle `index`.
+    func filesystem(_ index: Int) -> String { world.directory + "/monocle\(index)-fs" }
 
     /// A glassd.conf for link tests: adapter hci0, short scans, a short backoff cap.
     func writeConfig(reconnectMax: Int = 5, scanTimeout: Int = 3) throws -> String {

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Bluetooth
+import DBusKit
+import Foundation
+import GlassdAPI
+import GlassdCore
+import Logging
+import Monocle
+
+/// What LinkInterface has put on the bus, so the next update publishes only differences.
+struct Shown {
+    var devices: [BluetoothAddress: LinkSnapshot.Device] = [:]
+    var lastSeen: [BluetoothAddress: UInt64] = [:]
+    var session = SessionStatus(state: .disconnected)
+}
+
+extension LinkInterface {
+    /// Display(text) takes at most this many bytes.
+    static let maxDisplayBytes = 4096
+
+    /// A device's State: the session's while its link is up, else the link's own.
+    static func state(_ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus) -> String {
+        guard paired, device.state == .connected else { return device.state.rawValue }
+        switch session.state {
+        case .unpaired, .disconnected, .connecting: return SessionState.connecting.rawValue  // not begun yet
+        default: return session.state.rawValue
+        }
+    }
+
+    func publishLink(_ snapshot: LinkSnapshot, session: SessionStatus) async {
+        let state =
+            snapshot.paired.flatMap { address in snapshot.devices.first { $0.address == address } }
+            .map { Self.state($0, paired: true, session: session) } ?? LinkState.unpaired.rawValue
+        do {
+            let paired = snapshot.paired.map { DBusValue.objectPath(GlassdBus.devicePath(address: $0.description)) }
+            try await connection.setProperty(
+                GlassdBus.Property.pairedDevice, to: paired ?? .objectPath("/"), interface: GlassdBus.managerInterface,
+                at: GlassdBus.managerPath)
+            try await connection.setProperty(
+                GlassdBus.Property.state, to: .string(state), interface: GlassdBus.managerInterface,
+                at: GlassdBus.managerPath)
+        } catch {
+            logger.warning("cannot publish the link state, ignoring: \(error)")
+        }
+    }
+
+    func publishDevices(_ snapshot: LinkSnapshot, shown: inout Shown) async {
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        let current = Dictionary(snapshot.devices.map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
+        for (address, _) in shown.devices where current[address] == nil {
+            await connection.unexport(
+                interface: GlassdBus.deviceInterface, at: GlassdBus.devicePath(address: address.description),
+                announce: true)
+            shown.devices.removeValue(forKey: address)
+            shown.lastSeen.removeValue(forKey: address)
+        }
+        for (address, device) in current {
+            let before = shown.devices[address]
+            // Seen again: a new RSSI reading, a connection, or first sight.
+            if before == nil || before?.rssi != device.rssi || device.connected {
+                if device.rssi != Int16.min || device.connected { shown.lastSeen[address] = now }
+            }
+            await publish(device, paired: address == snapshot.paired, shown: &shown)
+        }
+    }
+
+    /// Exports or updates one device object.
+    func publish(_ device: LinkSnapshot.Device, paired: Bool, shown: inout Shown) async {
+        let path = GlassdBus.devicePath(address: device.address.description)
+        let values = deviceValues(device, paired: paired, session: shown.session, lastSeen: shown.lastSeen[device.address] ?? 0)
+        do {
+            if shown.devices[device.address] == nil {
+                try await connection.export(deviceSpec(values, address: device.address), at: path, announce: true)
+            } else {
+                for (name, value) in values {
+                    try await connection.setProperty(name, to: value, interface: GlassdBus.deviceInterface, at: path)
+                }
+            }
+            shown.devices[device.address] = device
+        } catch {
+            // Not exported: tried again at the next update.
+            logger.warning("cannot publish \(device.address), will retry: \(error)")
+        }
+    }
+
+    private func deviceValues(
+        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, lastSeen: UInt64
+    ) -> [(String, DBusValue)] {
+        // What the session read stays shown while the paired device is away; others have none.
+        let info = paired ? session.info : nil
+        return [
+            (GlassdBus.DeviceProperty.address, .string(device.address.description)),
+            (GlassdBus.DeviceProperty.name, .string(device.name)),
+            (GlassdBus.DeviceProperty.rssi, .int16(exported(device.rssi))),
+            (GlassdBus.DeviceProperty.connected, .bool(device.connected)),
+            (GlassdBus.DeviceProperty.state, .string(Self.state(device, paired: paired, session: session))),
+            (GlassdBus.DeviceProperty.stateReason, .string(paired ? session.reason : "")),
+            (GlassdBus.DeviceProperty.reconnectCount, .uint32(device.reconnectCount)),
+            (GlassdBus.DeviceProperty.lastSeen, .uint64(lastSeen)),
+            (GlassdBus.DeviceProperty.firmwareVersion, .string(info?.firmwareVersion ?? "")),
+            (GlassdBus.DeviceProperty.fpgaVersion, .string(info?.fpgaVersion ?? "")),
+            (GlassdBus.DeviceProperty.scriptsVersion, .string(info?.runningScripts ?? "")),
+            (GlassdBus.DeviceProperty.battery, .byte(info?.battery ?? 0)),
+        ]
+    }
+
+    private func deviceSpec(_ values: [(String, DBusValue)], address: BluetoothAddress) -> InterfaceSpec {
+        InterfaceSpec(
+            name: GlassdBus.deviceInterface,
+            methods: [
+                .init(GlassdBus.DeviceMethod.display, input: [("text", "s")]) { [supervisor, session] call in
+                    let text = call.arguments.first?.string ?? ""
+                    guard text.utf8.count <= Self.maxDisplayBytes else {
+                        throw BusError.invalidArgs("Display takes at most \(Self.maxDisplayBytes) bytes of text.")
+                    }
+                    guard await supervisor.snapshot().paired == address else {
+                        throw BusError(name: GlassdErrorName.notConnected, message: "These glasses are not paired.")
+                    }
+                    do {
+                        try await session.display(text)
+                    } catch SessionError.notConnected(let message) {
+                        throw BusError(name: GlassdErrorName.notConnected, message: message)
+                    } catch {
+                        throw BusError(name: GlassdErrorName.notConnected, message: "The glasses went away: \(error)")
+                    }
+                    return []
+                }
+            ],
+            properties: values.map { name, value in
+                InterfaceSpec.Property(name, value, change: name == GlassdBus.DeviceProperty.address ? .constant : .emits)
+            })
+    }
+}
