@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore",
+                "glassd", "glassctl", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Monocle",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -15,4 +15,6 @@ public struct LinkSnapshot: Sendable, Equatable {
     public var state: LinkState
     public var paired: BluetoothAddress?
     public var devices: [Device]
+    /// The generation of the current (or last) link, as in its `LinkEvent`s.
+    public var generation: UInt64
 }

@@ -77,7 +77,7 @@ public actor LinkSupervisor {
                     address: paired.address, name: paired.name, rssi: Int16.min, connected: state == .connected,
                     state: state, reconnectCount: reconnectCount))
         }
-        return LinkSnapshot(state: state, paired: paired?.address, devices: devices)
+        return LinkSnapshot(state: state, paired: paired?.address, devices: devices, generation: generation)
     }
 
     /// Link events from now on; a link already up is reported first.

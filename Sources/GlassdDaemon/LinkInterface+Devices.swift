@@ -18,19 +18,19 @@ extension LinkInterface {
     /// Display(text) takes at most this many bytes.
     static let maxDisplayBytes = 4096
 
-    /// A device's State: the session's while its link is up, else the link's own.
-    static func state(_ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus) -> String {
+    /// A device's State: the session's while its link is up, else the link's own. Updates from
+    /// the link and the session arrive separately: a session about an older link has not begun
+    /// on this one yet.
+    static func state(_ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: UInt64) -> String {
         guard paired, device.state == .connected else { return device.state.rawValue }
-        switch session.state {
-        case .unpaired, .disconnected, .connecting: return SessionState.connecting.rawValue  // not begun yet
-        default: return session.state.rawValue
-        }
+        guard session.generation == link else { return SessionState.connecting.rawValue }
+        return session.state.rawValue
     }
 
     func publishLink(_ snapshot: LinkSnapshot, session: SessionStatus) async {
         let state =
             snapshot.paired.flatMap { address in snapshot.devices.first { $0.address == address } }
-            .map { Self.state($0, paired: true, session: session) } ?? LinkState.unpaired.rawValue
+            .map { Self.state($0, paired: true, session: session, link: snapshot.generation) } ?? LinkState.unpaired.rawValue
         do {
             let paired = snapshot.paired.map { DBusValue.objectPath(GlassdBus.devicePath(address: $0.description)) }
             try await connection.setProperty(
@@ -60,14 +60,15 @@ extension LinkInterface {
             if before == nil || before?.rssi != device.rssi || device.connected {
                 if device.rssi != Int16.min || device.connected { shown.lastSeen[address] = now }
             }
-            await publish(device, paired: address == snapshot.paired, shown: &shown)
+            await publish(device, paired: address == snapshot.paired, link: snapshot.generation, shown: &shown)
         }
     }
 
     /// Exports or updates one device object.
-    func publish(_ device: LinkSnapshot.Device, paired: Bool, shown: inout Shown) async {
+    func publish(_ device: LinkSnapshot.Device, paired: Bool, link: UInt64, shown: inout Shown) async {
         let path = GlassdBus.devicePath(address: device.address.description)
-        let values = deviceValues(device, paired: paired, session: shown.session, lastSeen: shown.lastSeen[device.address] ?? 0)
+        let values = deviceValues(
+            device, paired: paired, session: shown.session, link: link, lastSeen: shown.lastSeen[device.address] ?? 0)
         do {
             if shown.devices[device.address] == nil {
                 try await connection.export(deviceSpec(values, address: device.address), at: path, announce: true)
@@ -84,7 +85,7 @@ extension LinkInterface {
     }
 
     private func deviceValues(
-        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, lastSeen: UInt64
+        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: UInt64, lastSeen: UInt64
     ) -> [(String, DBusValue)] {
         // What the session read stays shown while the paired device is away; others have none.
         let info = paired ? session.info : nil
@@ -93,7 +94,7 @@ extension LinkInterface {
             (GlassdBus.DeviceProperty.name, .string(device.name)),
             (GlassdBus.DeviceProperty.rssi, .int16(exported(device.rssi))),
             (GlassdBus.DeviceProperty.connected, .bool(device.connected)),
-            (GlassdBus.DeviceProperty.state, .string(Self.state(device, paired: paired, session: session))),
+            (GlassdBus.DeviceProperty.state, .string(Self.state(device, paired: paired, session: session, link: link))),
             (GlassdBus.DeviceProperty.stateReason, .string(paired ? session.reason : "")),
             (GlassdBus.DeviceProperty.reconnectCount, .uint32(device.reconnectCount)),
             (GlassdBus.DeviceProperty.lastSeen, .uint64(lastSeen)),

@@ -107,6 +107,9 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private func begin(_ generation: UInt64) {
         self.generation = generation
         dataLink = nil
+        status.generation = generation
+        status.state = .connecting  // until the handshake starts
+        sink.yield(.status(status))
     }
 
     private func end(_ generation: UInt64) {

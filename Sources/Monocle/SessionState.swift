@@ -24,10 +24,13 @@ public struct SessionStatus: Sendable, Equatable {
     public var state: SessionState
     public var reason: String
     public var info: DeviceInfo?
+    /// The link generation this status is about (`LinkEvent.generation`).
+    public var generation: UInt64
 
-    public init(state: SessionState, reason: String = "", info: DeviceInfo? = nil) {
+    public init(state: SessionState, reason: String = "", info: DeviceInfo? = nil, generation: UInt64 = 0) {
         self.state = state
         self.reason = reason
         self.info = info
+        self.generation = generation
     }
 }

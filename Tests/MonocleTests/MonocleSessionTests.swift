@@ -48,7 +48,7 @@ struct MonocleSessionTests {
         }
 
         feed.yield(.up(device.link, generation: 1))
-        #expect(await statesUntilReady() == [.handshake, .checking, .uploading, .starting, .ready])
+        #expect(await statesUntilReady() == [.connecting, .handshake, .checking, .uploading, .starting, .ready])
         #expect(device.serial.state.withLock { $0.reboots } == 1)
         let uploads = device.serial.commands.filter { $0.contains("a2b_base64") }.count
         #expect(uploads == 2)
@@ -65,7 +65,7 @@ struct MonocleSessionTests {
         feed.yield(.down(generation: 1, reason: "test"))
         let before = device.serial.commands.count
         feed.yield(.up(device.link, generation: 2))
-        #expect(await statesUntilReady().suffix(4) == [.handshake, .checking, .starting, .ready])
+        #expect(await statesUntilReady().suffix(5) == [.connecting, .handshake, .checking, .starting, .ready])
         let after = Array(device.serial.commands[before...])
         #expect(!after.contains { $0.contains("a2b_base64") })
         #expect(after.last == DeviceCommands.resume)
@@ -98,7 +98,7 @@ struct MonocleSessionTests {
             }
         }
         feed.yield(.up(device.link, generation: 1))
-        #expect(await states(session.events) == [.handshake, .error])
+        #expect(await states(session.events) == [.connecting, .handshake, .error])
         await restarted.wait()
         #expect(await session.current.reason == "The glasses did not enter the raw REPL (4 attempts).")
         #expect(reasons.withLock { $0 } == ["the glasses did not enter the raw REPL (4 attempts)"])

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+
+/// The test-control interface of virtual Monocle `hci<index>` (Tests/World/README.md).
+struct VirtualMonocle: Sendable {
+    let bus: BusConnection
+    let index: Int
+
+    var destination: String { "org.glassd.test.VirtualMonocle.hci\(index)" }
+    var path: String { "/org/glassd/vmonocle/hci\(index)" }
+    static let interface = "org.glassd.test.VirtualMonocle1"
+
+    @discardableResult
+    func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        try await bus.call(destination, path: path, interface: Self.interface, member: member, arguments)
+    }
+
+    func displayText() async throws -> String { try await call("DisplayText").first?.string ?? "" }
+
+    func stats() async throws -> [String: Int64] {
+        (try await call("Stats").first?.stringKeyed ?? [:]).compactMapValues { value in
+            if case .uint64(let v) = value.unwrapped { return Int64(v) }
+            return value.unwrapped.int64
+        }
+    }
+
+    /// Waits (on DisplayChanged, no polling) until the display shows something containing
+    /// `text`; returns that frame's text.
+    @discardableResult
+    func waitForDisplay(containing text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void = {})
+        async throws -> String
+    {
+        let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
+        try await action()
+        let now = try await displayText()
+        if now.contains(text) { return now }
+        return try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                for await frame in frames {
+                    if let shown = frame.arguments.first?.string, shown.contains(text) { return shown }
+                }
+                throw TestFailure("display signals ended before it showed \(text)")
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw TestFailure("the virtual display did not show \(text) within \(timeout); it shows: \(try await displayText())")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+}

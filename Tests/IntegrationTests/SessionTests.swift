@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+import Monocle
+import Testing
+
+private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
+private let monocle = 2
+private let address = BLEWorld.adapterAddress(monocle)
+private let devicePath = GlassdBus.devicePath(address: address)
+
+/// The Monocle session end to end: glassd on a private bus, the fake BlueZ, and a virtual Monocle
+/// whose REPL is a real MicroPython running the scripts glassd uploads.
+@Suite("Monocle session on a virtual Monocle", .timeLimit(.minutes(10)), .serialized, .enabled(if: worldReady, "the Python BLE world is not set up"))
+struct SessionIntegrationTests {
+    /// Runs `body` with one virtual Monocle (battery 87 %) and glassd, not yet paired.
+    private func withSession(_ body: (BLEWorld, BusConnection, VirtualMonocle) async throws -> Void) async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withMonocle(monocle, txPower: -45, battery: 87) { _ in
+                try await ble.world.withGlassd(config: try ble.writeConfig()) { _ in
+                    let bus = try await ble.world.connect()
+                    let vm = VirtualMonocle(bus: bus, index: monocle)
+                    do {
+                        try await body(ble, bus, vm)
+                    } catch {
+                        let log = ble.world.log().suffix(6000)
+                        let device = (try? String(contentsOfFile: ble.world.directory + "/monocle\(monocle).log", encoding: .utf8)) ?? ""
+                        await bus.close()
+                        throw TestFailure("\(error)\n--- glassd:\n\(log)\n--- virtual Monocle:\n\(device.suffix(3000))")
+                    }
+                    // Over every test: nothing glassd sent was lost to the device's REPL ring, and never 0x1C.
+                    let stats = try await vm.stats()
+                    #expect(stats["ring_dropped"] == 0)
+                    #expect(stats["safe_mode"] == 0)
+                    #expect(stats["callbacks_dropped"] == 0)
+                    await bus.close()
+                }
+            }
+        }
+    }
+
+    private func deviceProperty(_ bus: BusConnection, _ name: String) async throws -> DBusValue? {
+        let reply = try await bus.call(
+            GlassdBus.name, path: devicePath, interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string(GlassdBus.deviceInterface), .string(name)])
+        return reply.first?.unwrapped
+    }
+
+    /// Device1.State values from now on, until `last` (then stops), after `action` runs.
+    private func deviceStates(
+        _ bus: BusConnection, until last: String, timeout: Duration = .seconds(60), after action: () async throws -> Void
+    ) async throws -> [String] {
+        let changes = try await bus.signals(
+            SignalMatch(path: devicePath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await action()
+        return try await withThrowingTaskGroup(of: [String].self) { group in
+            group.addTask {
+                var states: [String] = []
+                for await signal in changes where signal.arguments.first?.string == GlassdBus.deviceInterface {
+                    guard let state = signal.arguments[1].stringKeyed?[GlassdBus.DeviceProperty.state]?.string else { continue }
+                    states.append(state)
+                    if state == last { return states }
+                }
+                throw TestFailure("signals ended; states so far: \(states)")
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw TestFailure("Device1.State did not reach \(last) within \(timeout)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    private func pairAndWaitReady(_ ble: BLEWorld, _ bus: BusConnection) async throws -> [String] {
+        try await deviceStates(bus, until: "ready") {
+            let pair = try await ble.world.glassctl(["pair", address])
+            #expect(pair.ok, "\(pair.stderr)")
+        }
+    }
+
+    private func scriptFiles(_ ble: BLEWorld) -> [String: Data] {
+        var files: [String: Data] = [:]
+        for file in DeviceScripts.bundled.files {
+            files[file.name] = FileManager.default.contents(atPath: ble.filesystem(monocle) + "/" + file.name)
+        }
+        return files
+    }
+
+    private func modificationTimes(_ ble: BLEWorld) throws -> [String: Date] {
+        var times: [String: Date] = [:]
+        for file in DeviceScripts.bundled.files {
+            let attributes = try FileManager.default.attributesOfItem(atPath: ble.filesystem(monocle) + "/" + file.name)
+            times[file.name] = attributes[.modificationDate] as? Date
+        }
+        return times
+    }
+
+    /// The scripts on the virtual device are glassd's, main.py stamped with their version.
+    private func expectScriptsInstalled(_ ble: BLEWorld) {
+        let scripts = DeviceScripts.bundled
+        let files = scriptFiles(ble)
+        for file in scripts.files {
+            #expect(files[file.name].map(Array.init) == scripts.uploaded(file), "\(file.name)")
+        }
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: ble.filesystem(monocle)))?.filter {
+            $0.hasSuffix(ScriptUpload.temporarySuffix)
+        }
+        #expect(leftovers == [])
+    }
+
+    @Test("pair: handshake, checking, uploading, starting, ready, each a PropertiesChanged; versions and battery read; the scripts carry the version")
+    func freshDevice() async throws {
+        try await withSession { ble, bus, vm in
+            let states = try await pairAndWaitReady(ble, bus)
+            #expect(states.drop { $0 != "connecting" } == ["connecting", "handshake", "checking", "uploading", "starting", "ready"])
+            expectScriptsInstalled(ble)
+            let version = DeviceScripts.bundled.version
+            #expect(try await deviceProperty(bus, "ScriptsVersion") == .string(version))
+            #expect(try await deviceProperty(bus, "FirmwareVersion") == .string("v23.248.0754"))
+            #expect(try await deviceProperty(bus, "FPGAVersion") == .string("v23.230.0808"))
+            #expect(try await deviceProperty(bus, "Battery") == .byte(87))
+            #expect(try await deviceProperty(bus, "StateReason") == .string(""))
+            // The welcome screen, once, after the upload.
+            try await vm.waitForDisplay(containing: "glassd")
+            let status = try await ble.world.glassctl(["status"])
+            #expect(status.stdout.contains("glasses: ready"))
+            #expect(status.stdout.contains("battery: 87 %"))
+            #expect(status.stdout.contains("firmware v23.248.0754, FPGA v23.230.0808"))
+        }
+    }
+
+    @Test("Display shows the text on the glasses, transliterated; too long is InvalidArgs; not paired is an error")
+    func display() async throws {
+        try await withSession { ble, bus, vm in
+            let unpaired = try await ble.world.glassctl(["display", "hello"])
+            #expect(unpaired.stderr.hasSuffix("(\(GlassdErrorName.notPaired))\n"), "\(unpaired.stderr)")
+            _ = try await pairAndWaitReady(ble, bus)
+            let shown = try await vm.waitForDisplay(containing: "Grusse aus Koln") {
+                let result = try await ble.world.glassctl(["display", "Grüße aus Köln — “hello”"])
+                #expect(result.ok, "\(result.stderr)")
+            }
+            #expect(shown.contains("\"hello\""))
+            // Long text is wrapped and scrolled by the scripts; it arrives whole (its end is shown).
+            let long = (1...60).map { "word\($0)" }.joined(separator: " ")
+            try await vm.waitForDisplay(containing: "word60") {
+                let result = try await ble.world.glassctl(["display", long])
+                #expect(result.ok, "\(result.stderr)")
+            }
+            let tooLong = try await ble.world.busctl(
+                ["call", GlassdBus.name, devicePath, GlassdBus.deviceInterface, "Display", "s", String(repeating: "x", count: 4097)])
+            #expect(tooLong.stderr.contains("Display takes at most 4096 bytes"), "\(tooLong.stderr)")
+        }
+    }
+
+    @Test("a reconnect to a current device uploads nothing and reboots nothing")
+    func reconnectIsCheap() async throws {
+        try await withSession { ble, bus, vm in
+            _ = try await pairAndWaitReady(ble, bus)
+            let times = try modificationTimes(ble)
+            let before = try await vm.stats()
+            let states = try await deviceStates(bus, until: "ready") {
+                _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", address])
+            }
+            #expect(states.drop { $0 != "connecting" } == ["connecting", "handshake", "checking", "starting", "ready"])
+            #expect(try modificationTimes(ble) == times)
+            let after = try await vm.stats()
+            #expect(after["soft_reboots"] == before["soft_reboots"])
+            #expect(after["boots"] == before["boots"])
+            // The resumed scripts still answer.
+            try await vm.waitForDisplay(containing: "after reconnect") {
+                let result = try await ble.world.glassctl(["display", "after reconnect"])
+                #expect(result.ok, "\(result.stderr)")
+            }
+        }
+    }
+
+    @Test("a link drop in the middle of an upload ends in a complete, correct upload after reconnecting")
+    func dropDuringUpload() async throws {
+        try await withSession { ble, bus, _ in
+            let uploading = try await deviceStates(bus, until: "uploading") {
+                let pair = try await ble.world.glassctl(["pair", address])
+                #expect(pair.ok, "\(pair.stderr)")
+            }
+            #expect(uploading.last == "uploading")
+            let states = try await deviceStates(bus, until: "ready") {
+                let drop = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", address])
+                #expect(drop.ok, "\(drop.stderr)")
+            }
+            #expect(states.contains("disconnected"))
+            #expect(states.drop { $0 != "handshake" }.contains("uploading"))
+            expectScriptsInstalled(ble)
+            #expect(try await deviceProperty(bus, "ScriptsVersion") == .string(DeviceScripts.bundled.version))
+        }
+    }
+
+    @Test("scripts edited on the device are put back")
+    func editedScripts() async throws {
+        try await withSession { ble, bus, _ in
+            _ = try await pairAndWaitReady(ble, bus)
+            let ui = ble.filesystem(monocle) + "/glassd_ui.py"
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: ui))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data("\nEDITED = True\n".utf8))
+            try handle.close()
+            let states = try await deviceStates(bus, until: "ready") {
+                _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", address])
+            }
+            #expect(states.drop { $0 != "handshake" } == ["handshake", "checking", "uploading", "starting", "ready"])
+            expectScriptsInstalled(ble)
+        }
+    }
+
+    @Test("a tap asks a question over the data channel; glassd answers on the glasses (in red, until the voice pipeline exists)")
+    func tapRoundTrip() async throws {
+        try await withSession { ble, bus, vm in
+            _ = try await pairAndWaitReady(ble, bus)
+            try await vm.waitForDisplay(containing: "Tap to speak")
+            let states = try await deviceStates(bus, until: "ready", timeout: .seconds(60)) {
+                try await vm.waitForDisplay(containing: "Listening") { try await vm.call("Tap") }
+                try await vm.call("Tap")  // a second tap ends the question
+            }
+            #expect(states == ["busy", "ready"])
+            try await vm.waitForDisplay(containing: "[red] Voice questions are not")
+        }
+    }
+}
