@@ -13,11 +13,6 @@ public final class BlueZClient: Sendable {
         self.logger = logger
     }
 
-    private enum Event: Sendable {
-        case signal(BusSignal)
-        case owner(String)
-    }
-
     /// The system bus connection was lost: the daemon must restart to see BlueZ again.
     public struct BusLost: Error, CustomStringConvertible {
         public var description: String { "the system bus connection was lost" }
@@ -26,43 +21,37 @@ public final class BlueZClient: Sendable {
     /// Keeps `state` in step with org.bluez until cancelled, across bluetoothd restarts; throws
     /// `BusLost` if the system bus goes away.
     public func run() async throws {
-        let (events, sink) = AsyncStream.makeStream(of: Event.self)
-        let fromBlueZ = try await bus.signals(SignalMatch(sender: BlueZ.service))
-        let owners = try await bus.signals(
+        // One subscription for both, so org.bluez's signals and its comings and goings are applied
+        // in the order the bus sent them, and a snapshot and the signals after it converge.
+        let events = try await bus.subscribe(
+            SignalMatch(sender: BlueZ.service),
             SignalMatch(
                 sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                 member: "NameOwnerChanged"))
-        // One consumer applies everything, so a snapshot and the org.bluez signals after it converge
-        // (bluetoothd's comings and goings may interleave with those; a refresh settles them).
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask {
-                for await signal in fromBlueZ { sink.yield(.signal(signal)) }
-                sink.finish()  // the connection closed
-            }
-            group.addTask {
-                for await signal in owners where signal.arguments.first?.string == BlueZ.service {
-                    sink.yield(.owner(signal.arguments.last?.string ?? ""))
+        await refresh()
+        for await event in events {
+            switch event {
+            case .overflowed:
+                // Some signals were lost while we were behind: only a fresh snapshot is right.
+                logger.debug("fell behind org.bluez's signals; reading its objects again")
+                await refresh()
+            case .signal(let signal) where signal.interface == "org.freedesktop.DBus":
+                guard signal.member == "NameOwnerChanged", signal.arguments.first?.string == BlueZ.service else { continue }
+                if signal.arguments.last?.string?.isEmpty ?? true {
+                    logger.notice("bluetoothd left the bus")
+                    state.reset([:], present: false)
+                } else {
+                    logger.notice("bluetoothd is on the bus")
+                    await refresh()
                 }
-                sink.finish()
+            case .signal(let signal):
+                apply(signal)
             }
-            await refresh()
-            for await event in events {
-                switch event {
-                case .signal(let signal): apply(signal)
-                case .owner(let owner):
-                    if owner.isEmpty {
-                        logger.notice("bluetoothd left the bus")
-                        state.reset([:], present: false)
-                    } else {
-                        logger.notice("bluetoothd is on the bus")
-                        await refresh()
-                    }
-                }
-            }
-            guard Task.isCancelled else {
-                state.reset([:], present: false)
-                throw BusLost()
-            }
+        }
+        // The subscription ends when the task is cancelled or the connection closes.
+        guard Task.isCancelled else {
+            state.reset([:], present: false)
+            throw BusLost()
         }
     }
 

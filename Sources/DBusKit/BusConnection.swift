@@ -22,16 +22,26 @@ public actor BusConnection {
     let state: BusState
     private nonisolated let incomingCalls: AsyncStream<BusState.IncomingCall>
 
-    private init(loop: BusLoop) {
+    /// How many incoming method calls may wait for their reply at once, by default.
+    public static let defaultMaxPendingCalls = 1024
+    /// How many signals a subscription buffers for a consumer that has not taken them yet, by default.
+    public static let defaultSignalBufferLimit = 4096
+
+    private init(loop: BusLoop, maxPendingCalls: Int) {
         self.loop = loop
+        // Bounded by `maxPendingCalls`: every queued call is also a pending one.
         let (stream, continuation) = AsyncStream.makeStream(of: BusState.IncomingCall.self)
         incomingCalls = stream
-        state = BusState(incoming: continuation)
+        state = BusState(incoming: continuation, maxPendingCalls: maxPendingCalls)
     }
 
-    /// Opens a connection on a new bus thread.
-    public static func open(_ address: BusAddress, threadName: String = "sd-bus") async throws -> BusConnection {
-        let connection = BusConnection(loop: BusLoop())
+    /// Opens a connection on a new bus thread. At most `maxPendingCalls` incoming method calls
+    /// wait for their reply at once (queued for `serve()` or being handled); further calls are
+    /// answered at once with `org.freedesktop.DBus.Error.LimitsExceeded`.
+    public static func open(
+        _ address: BusAddress, threadName: String = "sd-bus", maxPendingCalls: Int = defaultMaxPendingCalls
+    ) async throws -> BusConnection {
+        let connection = BusConnection(loop: BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
         connection.loop.start(name: threadName) { connection.assumeIsolated { $0.step() } }
         try await connection.connect(address)
         return connection

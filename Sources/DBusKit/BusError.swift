@@ -14,6 +14,9 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(name): \(message)" }
 
+    /// The name of the error for a request refused because a limit was reached.
+    public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+
     public static func invalidArgs(_ message: String) -> BusError {
         BusError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message)
     }

@@ -20,9 +20,12 @@ final class BusState {
     private var calls: [UInt64: PendingCall] = [:]
     private var nextID: UInt64 = 1
     private let incoming: AsyncStream<IncomingCall>.Continuation
+    /// At most this many incoming calls wait for their reply (queued or running) at once.
+    let maxPendingCalls: Int
 
-    init(incoming: AsyncStream<IncomingCall>.Continuation) {
+    init(incoming: AsyncStream<IncomingCall>.Continuation, maxPendingCalls: Int) {
         self.incoming = incoming
+        self.maxPendingCalls = maxPendingCalls
     }
 
     func makeID() -> UInt64 {
@@ -31,12 +34,19 @@ final class BusState {
     }
 
     /// Called by the method trampoline: queue the call for `BusConnection.serve()`, answer it later.
+    /// Beyond `maxPendingCalls` unanswered calls, refuses at once with `LimitsExceeded`: callers
+    /// decide how many calls they make, so the queue must not grow with them (the sd-bus rule on
+    /// user-controllable resources).
     func accept(
         call m: OpaquePointer, for object: ExportedObject, error retError: UnsafeMutablePointer<sd_bus_error>?
     ) -> Int32 {
         let member = sd_bus_message_get_member(m).map { String(cString: $0) } ?? ""
         guard let method = object.method(named: member) else {
             return sd_bus_error_set(retError, "org.freedesktop.DBus.Error.UnknownMethod", "no method \(member)")
+        }
+        guard pending.count < maxPendingCalls else {
+            return sd_bus_error_set(
+                retError, BusError.limitsExceeded, "\(maxPendingCalls) calls are already waiting for a reply")
         }
         let arguments: [DBusValue]
         do {

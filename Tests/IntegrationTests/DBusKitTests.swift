@@ -9,15 +9,26 @@ struct DBusKitTests {
     private static let iface = "org.glassd.Test1"
 
     /// Serves `spec` at /t on one connection, gives `body` a second connection to call it from.
-    private func withService(_ spec: InterfaceSpec, _ body: (BusConnection, String) async throws -> Void) async throws {
+    private func withService(
+        _ spec: InterfaceSpec, maxPendingCalls: Int = BusConnection.defaultMaxPendingCalls,
+        _ body: (BusConnection, String) async throws -> Void
+    ) async throws {
+        try await withService(spec, maxPendingCalls: maxPendingCalls) { _, client, name in try await body(client, name) }
+    }
+
+    /// The same, handing `body` the serving connection too.
+    private func withService(
+        _ spec: InterfaceSpec, maxPendingCalls: Int = BusConnection.defaultMaxPendingCalls,
+        _ body: (BusConnection, BusConnection, String) async throws -> Void
+    ) async throws {
         try await World.with { world in
-            let server = try await BusConnection.open(.address(world.busAddress))
+            let server = try await BusConnection.open(.address(world.busAddress), maxPendingCalls: maxPendingCalls)
             try await server.export(spec, at: "/t")
             let name = try await server.uniqueName()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await server.serve() }
                 let client = try await BusConnection.open(.address(world.busAddress))
-                try await body(client, name)
+                try await body(server, client, name)
                 await client.close()
                 await server.close()
                 try await group.waitForAll()
@@ -86,6 +97,80 @@ struct DBusKitTests {
                     name, path: "/t", interface: Self.iface, member: "Echo",
                     [.array(element: "y", [.string("x")]), .byteArray([]), .byteArray([]), .variant(.byte(0))])
             }
+        }
+    }
+
+    @Test("beyond maxPendingCalls unanswered calls, a call is refused at once with LimitsExceeded")
+    func pendingCallLimit() async throws {
+        let release = Gate()
+        let (started, startedSink) = AsyncStream.makeStream(of: Void.self)
+        let spec = InterfaceSpec(name: Self.iface, methods: [
+            .init("Held", output: [("released", "b")]) { _ in
+                startedSink.yield()
+                return [.bool(await release.wait())]
+            },
+            .init("Fast", output: [("v", "u")]) { _ in [.uint32(1)] },
+        ])
+        try await withService(spec, maxPendingCalls: 3) { client, name in
+            try await withThrowingTaskGroup(of: [DBusValue].self) { group in
+                for _ in 0..<3 {
+                    group.addTask { try await client.call(name, path: "/t", interface: Self.iface, member: "Held") }
+                }
+                var count = 0
+                for await _ in started {
+                    count += 1
+                    if count == 3 { break }
+                }
+                // Three calls are waiting: a fourth, of any method, is refused.
+                do {
+                    _ = try await client.call(name, path: "/t", interface: Self.iface, member: "Fast")
+                    Issue.record("a fourth pending call was accepted")
+                } catch let error as BusError {
+                    #expect(error.name == "org.freedesktop.DBus.Error.LimitsExceeded")
+                }
+                release.open()
+                var replies: [[DBusValue]] = []
+                for try await reply in group { replies.append(reply) }
+                #expect(replies == Array(repeating: [.bool(true)], count: 3))
+            }
+            // Answered calls make room again.
+            #expect(try await client.call(name, path: "/t", interface: Self.iface, member: "Fast") == [.uint32(1)])
+        }
+    }
+
+    @Test("a subscriber that falls behind gets .overflowed where signals were dropped, then carries on")
+    func signalOverflow() async throws {
+        let spec = InterfaceSpec(
+            name: Self.iface, methods: [.init("Ping") { _ in [] }], signals: [.init("Tick", [("n", "u")])])
+        try await withService(spec) { server, client, name in
+            let events = try await client.subscribe(SignalMatch(interface: Self.iface, member: "Tick"), bufferLimit: 3)
+            let plain = try await client.signals(SignalMatch(interface: Self.iface, member: "Tick"), bufferLimit: 3)
+            for n in 0..<10 { try await server.emit("Tick", interface: Self.iface, at: "/t", [.uint32(UInt32(n))]) }
+            // The reply comes after the ten signals, so they have all been dispatched by then.
+            _ = try await client.call(name, path: "/t", interface: Self.iface, member: "Ping")
+
+            var iterator = events.makeAsyncIterator()
+            var seen: [String] = []
+            for _ in 0..<4 {
+                switch await iterator.next() {
+                case .signal(let signal)?: seen.append("\(signal.arguments.first?.uint32 ?? 99)")
+                case .overflowed?: seen.append("overflowed")
+                case nil: seen.append("end")
+                }
+            }
+            #expect(seen == ["0", "1", "2", "overflowed"])
+            // Caught up: new signals come through again.
+            try await server.emit("Tick", interface: Self.iface, at: "/t", [.uint32(10)])
+            if case .signal(let signal)? = await iterator.next() {
+                #expect(signal.arguments == [.uint32(10)])
+            } else {
+                Issue.record("no signal after the overflow")
+            }
+
+            // signals(_:) ends at the gap instead of skipping over it.
+            var plainSeen: [UInt32] = []
+            for await signal in plain { plainSeen.append(signal.arguments.first?.uint32 ?? 99) }
+            #expect(plainSeen == [0, 1, 2])
         }
     }
 
