@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import Bluetooth
+@testable import Bluetooth
 import DBusKit
 import Foundation
 import GlassdCore
@@ -103,6 +103,25 @@ struct ByteChannelTests {
                     #expect(serialWrites.map { $0.count / 2 } == [253, 253, 253, 241])
                     #expect(records.last?["service"] as? String == "data")
                     #expect(records.allSatisfy { $0["type"] as? String == "command" })
+
+                    // Suspended (as for a firmware update): the link goes down but stays connected in BlueZ;
+                    // resumed: a new link, the next generation.
+                    await supervisor.suspend()
+                    for await event in events {
+                        if case .down(let generation, let reason) = event {
+                            #expect(generation == 1)
+                            #expect(reason == "released")
+                            break
+                        }
+                    }
+                    #expect(client.state.snapshot.isConnected(device))
+                    await supervisor.resume()
+                    for await event in events {
+                        if case .up(_, let generation) = event {
+                            #expect(generation == 2)
+                            break
+                        }
+                    }
                     group.cancelAll()
                 }
                 await bus.close()

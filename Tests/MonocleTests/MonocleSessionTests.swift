@@ -61,6 +61,34 @@ struct MonocleSessionTests {
         try await session.display("Café ünd “more”")
         #expect(device.data.written == [.display("Cafe und \"more\"")])
 
+        // The scripts report battery changes; a malformed frame in between is dropped, nothing else.
+        device.data.incoming.push(Array("bat:1000".utf8))
+        device.data.incoming.push(Array("???".utf8))
+        device.data.incoming.push(DataMessage.battery(55).encoded)
+        while let event = await events.next() {
+            if case .status(let status) = event, status.info?.battery == 55 { break }
+        }
+        #expect(await session.current.state == .ready)
+
+        // A tap's question: busy while capturing, the audio handed on, ready after the answer.
+        device.data.incoming.push(DataMessage.audioStart.encoded)
+        device.data.incoming.push(DataMessage.audioData([1, 2, 3]).encoded)
+        device.data.incoming.push(DataMessage.audioEnd.encoded)
+        var handedOn: [DataMessage] = []
+        while let event = await events.next() {
+            if case .device(let message) = event { handedOn.append(message) }
+            if handedOn.count == 3 { break }
+        }
+        #expect(handedOn == [.audioStart, .audioData([1, 2, 3]), .audioEnd])
+        #expect(await session.current.state == .busy)
+        try await session.show("An answer, in two parts", error: false)
+        await session.answerFinished()
+        #expect(await session.current.state == .ready)
+        #expect(device.data.written.last == .response("An answer, in two parts"))
+        while let event = await events.next() {
+            if case .status(let status) = event, status.state == .ready { break }
+        }
+
         // The link drops and comes back: the scripts are current and running.
         feed.yield(.down(generation: 1, reason: "test"))
         let before = device.serial.commands.count

@@ -2,6 +2,7 @@
 import DBusKit
 import Foundation
 import GlassdAPI
+import Testing
 
 /// A World with a fake BlueZ on its bus: bzworld (bluezoo 1.0.2 with the project's fixes) with
 /// adapter hci0 (00:00:00:00:00:01) for glassd and one adapter per virtual Monocle.
@@ -57,8 +58,29 @@ struct BLEWorld: Sendable {
             firstLine: waitReady
         ) { process, line in
             guard !waitReady || line == "READY" else { throw TestFailure("virtual Monocle hci\(index) did not start: \(line)") }
-            return try await body(process)
+            let result = try await body(process)
+            if !echo { try await expectCleanREPL(index) }
+            return result
         }
+    }
+
+    /// Over the whole life of a virtual Monocle, glassd never sent 0x1C (safe mode) and no REPL
+    /// byte was lost to the device's 1024-byte receive ring.
+    private func expectCleanREPL(_ index: Int) async throws {
+        let reply = try await world.busctl([
+            "--json=short", "call", "org.glassd.test.VirtualMonocle.hci\(index)", "/org/glassd/vmonocle/hci\(index)",
+            "org.glassd.test.VirtualMonocle1", "Stats",
+        ])
+        // The Monocle may have been stopped on purpose by the test ("glasses gone").
+        guard reply.ok else { return }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.stdout.utf8)) as? [String: Any],
+            let stats = (object["data"] as? [Any])?.first as? [String: [String: Any]]
+        else {
+            Issue.record("cannot read the Stats of hci\(index): \(reply.stdout)")
+            return
+        }
+        #expect(stats["safe_mode"]?["data"] as? Int == 0, "0x1C reached the REPL of hci\(index)")
+        #expect(stats["ring_dropped"]?["data"] as? Int == 0, "REPL bytes were lost to the ring of hci\(index)")
     }
 
     func recordFile(_ index: Int) -> String { world.directory + "/monocle\(index).jsonl" }
