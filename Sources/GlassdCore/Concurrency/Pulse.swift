@@ -3,7 +3,7 @@ import Synchronization
 
 /// Something that happens again and again (an acknowledgement came): a waiter takes a ticket
 /// first, then waits for a pulse after it, so a pulse between the two is never missed.
-final class Pulse: Sendable {
+public final class Pulse: Sendable {
     private struct State {
         var generation: UInt64 = 0
         var nextID: UInt64 = 0
@@ -13,10 +13,12 @@ final class Pulse: Sendable {
 
     private let state = Mutex(State())
 
-    /// The current generation: `wait(after:)` returns once a pulse has come after it.
-    func ticket() -> UInt64 { state.withLock { $0.generation } }
+    public init() {}
 
-    func pulse() {
+    /// The current generation: `wait(after:)` returns once a pulse has come after it.
+    public func ticket() -> UInt64 { state.withLock { $0.generation } }
+
+    public func pulse() {
         let waiters = state.withLock { s in
             s.generation += 1
             defer { s.waiters.removeAll() }
@@ -26,7 +28,7 @@ final class Pulse: Sendable {
     }
 
     /// Returns after the next pulse following `ticket`, or when the task is cancelled.
-    func wait(after ticket: UInt64) async {
+    public func wait(after ticket: UInt64) async {
         let id = state.withLock { s in
             defer { s.nextID += 1 }
             return s.nextID
