@@ -81,6 +81,7 @@ public actor BusConnection {
             let r = sd_bus_process(bus, nil)
             if r <= 0 { break }
         }
+        state.buryWatches()
         guard sd_bus_is_open(bus) > 0 else {
             close()
             return nil
@@ -236,23 +237,36 @@ public actor BusConnection {
     /// Runs method handlers, each in its own child task, until the connection closes (then the
     /// handlers still running are cancelled: their replies could not be sent). A slow handler
     /// never holds up the bus: introspection and property reads are answered meanwhile.
+    ///
+    /// A handler is also cancelled when its caller leaves the bus (its unique name loses its
+    /// owner) before the reply is sent; whatever it returns or throws then is dropped.
     public nonisolated func serve() async {
         await withDiscardingTaskGroup { group in
             for await incoming in incomingCalls {
                 group.addTask {
-                    let result: Result<[DBusValue], BusError>
-                    do {
-                        result = .success(try await incoming.handler(incoming.call))
-                    } catch let error as BusError {
-                        result = .failure(error)
-                    } catch {
-                        result = .failure(BusError.failed(String(describing: error)))
+                    await withTaskGroup(of: Void.self) { call in
+                        call.addTask { await self.handle(incoming) }
+                        call.addTask { await incoming.callerGone.wait() }
+                        // Whichever ends first (the handler, or the caller) ends the other.
+                        await call.next()
+                        call.cancelAll()
                     }
-                    await self.reply(to: incoming.id, with: result)
                 }
             }
             group.cancelAll()
         }
+    }
+
+    private nonisolated func handle(_ incoming: BusState.IncomingCall) async {
+        let result: Result<[DBusValue], BusError>
+        do {
+            result = .success(try await incoming.handler(incoming.call))
+        } catch let error as BusError {
+            result = .failure(error)
+        } catch {
+            result = .failure(BusError.failed(String(describing: error)))
+        }
+        await reply(to: incoming.id, with: result)
     }
 
     private func reply(to id: UInt64, with result: Result<[DBusValue], BusError>) {

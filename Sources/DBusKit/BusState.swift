@@ -7,13 +7,22 @@ final class BusState {
     struct PendingReply {
         var message: OpaquePointer
         var outputSignature: String
+        var sender: String
+        var callerGone: CallerGone
     }
 
     struct IncomingCall: Sendable {
         var id: UInt64
         var call: MethodCall
         var handler: @Sendable (MethodCall) async throws -> [DBusValue]
+        /// Fires if the caller leaves the bus before its reply is sent.
+        var callerGone: CallerGone
     }
+
+    /// Unique names with calls in flight, each watched for leaving the bus.
+    private var watches: [String: CallerWatch] = [:]
+    /// Watches no longer needed, whose slots are dropped after dispatching (`buryWatches()`).
+    private var finishedWatches: [CallerWatch] = []
 
     private var pending: [UInt64: PendingReply] = [:]
     /// Our own calls waiting for replies (they hold the only strong reference to each).
@@ -60,14 +69,63 @@ final class BusState {
             sender: sd_bus_message_get_sender(m).map { String(cString: $0) } ?? "",
             cookie: cookie, path: object.path, interface: object.spec.name, member: member, arguments: arguments)
         let id = makeID()
+        let gone = CallerGone()
         pending[id] = PendingReply(
-            message: sd_bus_message_ref(m), outputSignature: method.output.map(\.signature).joined())
-        incoming.yield(IncomingCall(id: id, call: call, handler: method.handler))
+            message: sd_bus_message_ref(m), outputSignature: method.output.map(\.signature).joined(),
+            sender: call.sender, callerGone: gone)
+        watch(call.sender, id, bus: sd_bus_message_get_bus(m))
+        incoming.yield(IncomingCall(id: id, call: call, handler: method.handler, callerGone: gone))
         return 1
     }
 
+    /// The call waiting for reply `id`, no longer pending.
     func takePending(_ id: UInt64) -> PendingReply? {
-        pending.removeValue(forKey: id)
+        guard let reply = pending.removeValue(forKey: id) else { return nil }
+        unwatch(reply.sender, id)
+        return reply
+    }
+
+    // MARK: Callers leaving
+
+    private func watch(_ sender: String, _ id: UInt64, bus: OpaquePointer?) {
+        // No sender on a direct connection: nobody to watch.
+        guard !sender.isEmpty, let bus else { return }
+        if let watch = watches[sender] {
+            watch.calls.insert(id)
+            return
+        }
+        let watch = CallerWatch(name: sender, state: self)
+        watch.calls.insert(id)
+        watches[sender] = watch
+        watch.start(on: bus)
+    }
+
+    private func unwatch(_ sender: String, _ id: UInt64) {
+        guard let watch = watches[sender] else { return }
+        watch.calls.remove(id)
+        if watch.calls.isEmpty {
+            watches.removeValue(forKey: sender)
+            finishedWatches.append(watch)
+        }
+    }
+
+    /// The caller watched by `watch` left the bus: its calls can no longer be answered, so they
+    /// are forgotten (no reply is sent) and their handlers told to stop.
+    func callerLeft(_ watch: CallerWatch) {
+        guard watches[watch.name] === watch else { return }
+        watches.removeValue(forKey: watch.name)
+        finishedWatches.append(watch)
+        for id in watch.calls {
+            guard let reply = pending.removeValue(forKey: id) else { continue }
+            sd_bus_message_unref(reply.message)
+            reply.callerGone.fire()
+        }
+    }
+
+    /// Drops the slots of watches that are done; called outside sd-bus callbacks.
+    func buryWatches() {
+        for watch in finishedWatches { watch.stop() }
+        finishedWatches.removeAll()
     }
 
     func rememberCall(_ call: PendingCall) { calls[call.id] = call }
@@ -78,6 +136,9 @@ final class BusState {
     func dropPending() {
         for (_, reply) in pending { sd_bus_message_unref(reply.message) }
         pending.removeAll()
+        finishedWatches.append(contentsOf: watches.values)
+        watches.removeAll()
+        buryWatches()
         for (_, call) in calls { call.finish(.failure(BusError.failed("the bus connection closed"))) }
         incoming.finish()
     }

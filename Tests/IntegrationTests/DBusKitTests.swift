@@ -174,6 +174,49 @@ struct DBusKitTests {
         }
     }
 
+    @Test("a handler is cancelled when its caller leaves the bus, and its call no longer counts")
+    func callerLeaves() async throws {
+        let never = Gate()
+        let (started, startedSink) = AsyncStream.makeStream(of: Void.self)
+        let (ended, endedSink) = AsyncStream.makeStream(of: Bool.self)
+        let spec = InterfaceSpec(name: Self.iface, methods: [
+            .init("Slow") { _ in
+                startedSink.yield()
+                // The gate is never opened: only cancellation ends this wait.
+                let opened = await never.wait()
+                endedSink.yield(!opened && Task.isCancelled)
+                return []
+            },
+            .init("Fast", output: [("v", "u")]) { _ in [.uint32(1)] },
+        ])
+        // One pending call at most: the Slow one must be forgotten for another call to be accepted.
+        try await withService(spec, maxPendingCalls: 1) { server, client, name in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        _ = try await client.call(name, path: "/t", interface: Self.iface, member: "Slow")
+                        Issue.record("Slow was answered")
+                    } catch let error as BusError {
+                        // Failed locally when the connection closed: no reply ever came.
+                        #expect(error == BusError.failed("the bus connection closed"))
+                    }
+                }
+                for await _ in started { break }
+                await client.close()
+                var cancelled: Bool?
+                for await value in ended {
+                    cancelled = value
+                    break
+                }
+                #expect(cancelled == true)
+                try await group.waitForAll()
+            }
+            // The pending call went with its caller, so there is room for this one.
+            let fast = try await server.call(name, path: "/t", interface: Self.iface, member: "Fast")
+            #expect(fast == [.uint32(1)])
+        }
+    }
+
     @Test("errors come back typed; unknown methods are refused")
     func errors() async throws {
         let spec = InterfaceSpec(name: Self.iface, methods: [
