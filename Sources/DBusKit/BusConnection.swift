@@ -43,7 +43,12 @@ public actor BusConnection {
     ) async throws -> BusConnection {
         let connection = BusConnection(loop: BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
         connection.loop.start(name: threadName) { connection.assumeIsolated { $0.step() } }
-        try await connection.connect(address)
+        do {
+            try await connection.connect(address)
+        } catch {
+            await connection.close()
+            throw error
+        }
         return connection
     }
 
@@ -83,7 +88,7 @@ public actor BusConnection {
         }
         state.buryWatches()
         guard sd_bus_is_open(bus) > 0 else {
-            close()
+            shutDown()
             return nil
         }
         let fd = sd_bus_get_fd(bus)
@@ -112,8 +117,21 @@ public actor BusConnection {
         return String(cString: name)
     }
 
-    /// Flushes and closes the connection; in-flight calls fail, method calls stop arriving.
-    public func close() {
+    /// Flushes and closes the connection: in-flight calls fail, method calls stop arriving,
+    /// subscriptions end. Returns once the bus thread has run what was queued and exited, its
+    /// descriptors closed. Every connection must be closed, or its thread runs for ever.
+    ///
+    /// The actor stays usable afterwards (it says the connection is closed); work sent to it then
+    /// runs on a short-lived thread (see `BusLoop`).
+    public nonisolated func close() async {
+        await shutDown()
+        await loop.exited.wait()
+        loop.join()
+    }
+
+    /// Closes the connection and tells the bus thread to exit once its queue is empty.
+    private func shutDown() {
+        loop.stop()
         guard let bus else { return }
         for slot in managerSlots { sd_bus_slot_unref(slot) }
         managerSlots.removeAll()

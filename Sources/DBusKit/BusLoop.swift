@@ -6,6 +6,14 @@ import Synchronization
 /// A dedicated thread that owns one sd-bus connection and serves as the serial executor of the
 /// actor wrapping it: sd-bus objects may be touched by one thread only, and waiting on the bus fd
 /// is a blocking poll that must stay off the cooperative pool.
+///
+/// Lifetime: `stop()` (from `BusConnection.close()`) makes the thread run what is queued, close
+/// its eventfd and exit; `exited` fires then. Work enqueued after that still runs: an executor
+/// cannot refuse a job (the task that enqueued it would hang for ever), and a closed connection
+/// is still an actor others may call into (to find it closed, to send a reply that is then
+/// dropped). Such late work runs on a short-lived thread that starts when work arrives, runs the
+/// queue dry and exits; only one runs at a time, so the executor stays serial, and a closed
+/// connection holds no thread while nothing is queued.
 public final class BusLoop: SerialExecutor {
     /// What the owner of the loop wants polled next; produced on the loop thread.
     struct PollRequest: Sendable {
@@ -15,10 +23,33 @@ public final class BusLoop: SerialExecutor {
         var timeoutMS: Int32
     }
 
-    private let jobs = Mutex<[UnownedJob]>([])
-    private let closures = Mutex<[@Sendable () -> Void]>([])
+    private enum Phase {
+        /// The loop thread runs and polls; the eventfd wakes it.
+        case running
+        /// The loop thread runs what is queued, then exits.
+        case stopping
+        /// No thread; the eventfd is closed. New work starts a drain thread.
+        case stopped
+        /// A drain thread runs queued work and exits when there is none.
+        case draining
+    }
+
+    private struct Queue {
+        var jobs: [UnownedJob] = []
+        var closures: [@Sendable () -> Void] = []
+        var phase = Phase.running
+        var isEmpty: Bool { jobs.isEmpty && closures.isEmpty }
+    }
+
+    private let queue = Mutex(Queue())
     private let wakeFD: Int32
     private let threadID = Atomic<UInt>(0)
+    private let name = Mutex("sd-bus")
+    /// The loop thread, until joined.
+    private let loopThread = Mutex<pthread_t?>(nil)
+    /// Fires when the loop thread is about to exit (its eventfd closed); `join()` then waits out
+    /// the last of it.
+    let exited = LoopExit()
 
     init() {
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -27,14 +58,34 @@ public final class BusLoop: SerialExecutor {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        jobs.withLock { $0.append(unowned) }
-        wake()
+        add { $0.jobs.append(unowned) }
     }
 
     /// Runs `body` on the loop thread soon; for synchronous callers such as stream terminations.
     func execute(_ body: @escaping @Sendable () -> Void) {
-        closures.withLock { $0.append(body) }
-        wake()
+        add { $0.closures.append(body) }
+    }
+
+    private func add(_ insert: (inout Queue) -> Void) {
+        let startDrain = queue.withLock { queue -> Bool in
+            insert(&queue)
+            switch queue.phase {
+            case .running, .stopping:
+                // Under the lock, so the loop cannot close the eventfd meanwhile.
+                var one: UInt64 = 1
+                _ = write(wakeFD, &one, 8)
+                return false
+            case .stopped:
+                queue.phase = .draining
+                return true
+            case .draining:
+                return false
+            }
+        }
+        if startDrain {
+            let thread = spawn(name.withLock { $0 } + "~") { [self] in drain() }
+            pthread_detach(thread)
+        }
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -52,35 +103,77 @@ public final class BusLoop: SerialExecutor {
 
     public func isIsolatingCurrentContext() -> Bool? { isOnLoopThread }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
-    }
-
     /// Starts the thread. `step` runs on it after each batch of jobs: it processes bus I/O and
     /// says what to wait for next (nil: nothing but jobs).
     func start(name: String, step: @escaping @Sendable () -> PollRequest?) {
-        let thread = Thread { [self] in
-            threadID.store(UInt(pthread_self()), ordering: .releasing)
+        self.name.withLock { $0 = name }
+        let thread = spawn(name) { [self] in
             run(step: step)
+            exited.fire()
         }
-        thread.name = name
-        thread.start()
+        loopThread.withLock { $0 = thread }
+    }
+
+    /// Asks the loop thread to exit once its queue is empty; called on it (by `close()`).
+    func stop() {
+        queue.withLock { queue in
+            if case .running = queue.phase { queue.phase = .stopping }
+        }
+    }
+
+    /// After `exited` fired: waits for the loop thread to be gone (the few instructions after
+    /// `exited`, so this blocks only for an instant) and frees it. Only the first call joins.
+    func join() {
+        guard let thread = loopThread.withLock({ $0.take() }) else { return }
+        pthread_join(thread, nil)
+    }
+
+    /// Starts a joinable thread named `name` (at most 15 bytes are kept) that runs `body`.
+    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+        let start = ThreadStart { [self] in
+            threadID.store(UInt(pthread_self()), ordering: .releasing)
+            // Foundation names the current thread with pthread_setname_np (which Glibc's module hides).
+            Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+            body()
+        }
+        var thread = pthread_t()
+        let r = pthread_create(&thread, nil, threadEntry, Unmanaged.passRetained(start).toOpaque())
+        precondition(r == 0, "pthread_create failed: \(r)")
+        return thread
+    }
+
+    private func runQueued() -> Bool {
+        let (jobs, closures) = queue.withLock { queue in
+            defer {
+                queue.jobs.removeAll(keepingCapacity: true)
+                queue.closures.removeAll()
+            }
+            return (queue.jobs, queue.closures)
+        }
+        let executor = asUnownedSerialExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+        for body in closures { body() }
+        return !(jobs.isEmpty && closures.isEmpty)
     }
 
     private func run(step: @Sendable () -> PollRequest?) {
-        let executor = asUnownedSerialExecutor()
         while true {
-            let batch = jobs.withLock { jobs in
-                defer { jobs.removeAll(keepingCapacity: true) }
-                return jobs
+            _ = runQueued()
+            enum Next { case poll, runMore, exit }
+            let next = queue.withLock { queue -> Next in
+                guard case .stopping = queue.phase else { return .poll }
+                guard queue.isEmpty else { return .runMore }
+                // Drained: later work goes to a drain thread, which needs no eventfd.
+                threadID.store(0, ordering: .releasing)
+                close(wakeFD)
+                queue.phase = .stopped
+                return .exit
             }
-            for job in batch { job.runSynchronously(on: executor) }
-            let work = closures.withLock { work in
-                defer { work.removeAll() }
-                return work
+            switch next {
+            case .exit: return
+            case .runMore: continue
+            case .poll: break
             }
-            for body in work { body() }
             // Anything queued meanwhile has written the eventfd, so the poll below returns at once.
             let request = step()
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
@@ -91,6 +184,58 @@ public final class BusLoop: SerialExecutor {
                 var value: UInt64 = 0
                 _ = read(wakeFD, &value, 8)
             }
+        }
+    }
+
+    /// Runs late work (after the loop thread exited) until there is none, then ends.
+    private func drain() {
+        while true {
+            let done = queue.withLock { queue -> Bool in
+                guard queue.isEmpty else { return false }
+                threadID.store(0, ordering: .releasing)
+                queue.phase = .stopped
+                return true
+            }
+            if done { return }
+            _ = runQueued()
+        }
+    }
+}
+
+/// What a new thread runs; handed over through pthread_create's argument.
+private final class ThreadStart: Sendable {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+private func threadEntry(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let argument else { return nil }
+    Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue().body()
+    return nil
+}
+
+/// A one-shot event for the loop thread's exit, awaited by `BusConnection.close()`.
+final class LoopExit: Sendable {
+    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func fire() {
+        let waiters = state.withLock { state in
+            state.fired = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once fired. Not cancellable: the exit only waits for queued jobs.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if state.fired { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
         }
     }
 }

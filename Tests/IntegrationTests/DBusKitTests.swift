@@ -217,6 +217,52 @@ struct DBusKitTests {
         }
     }
 
+    @Test("a closed connection leaves no thread and no descriptor behind, and still answers")
+    func closeReleasesEverything() async throws {
+        try await World.with { world in
+            let name = "dbk-close-test"
+            let before = (threads: Self.threadNames(), fds: Self.openDescriptors())
+            for _ in 0..<50 {
+                let connection = try await BusConnection.open(.address(world.busAddress), threadName: name)
+                _ = try await connection.uniqueName()
+                // Returns once the bus thread has exited (joined) and the descriptors are closed.
+                await connection.close()
+            }
+            // One more, named otherwise: the last of the 50 threads has long finished leaving the
+            // kernel's thread list by the time this one has connected and closed.
+            let fence = try await BusConnection.open(.address(world.busAddress), threadName: "dbk-fence")
+            await fence.close()
+            let after = (threads: Self.threadNames(), fds: Self.openDescriptors())
+            #expect(after.threads.filter { $0 == name }.isEmpty)
+            // Other suites may run meanwhile and open or close a few of their own; a leak here
+            // would be 50 threads and 100 descriptors or more.
+            #expect(after.threads.count < before.threads.count + 10, "\(before.threads) → \(after.threads)")
+            #expect(after.fds < before.fds + 10, "\(before.fds) → \(after.fds) descriptors")
+
+            // Work sent to a closed connection still runs (on a short-lived thread), never hangs.
+            let closed = try await BusConnection.open(.address(world.busAddress))
+            await closed.close()
+            #expect(await closed.isOpen == false)
+            await #expect(throws: BusError.failed("the bus connection is closed")) {
+                try await closed.call("org.freedesktop.DBus", path: "/", interface: "org.freedesktop.DBus", member: "GetId")
+            }
+            await closed.close()
+        }
+    }
+
+    /// The names of this process's threads.
+    private static func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        }
+    }
+
+    private static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 0
+    }
+
     @Test("errors come back typed; unknown methods are refused")
     func errors() async throws {
         let spec = InterfaceSpec(name: Self.iface, methods: [
