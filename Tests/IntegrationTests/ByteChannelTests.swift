@@ -36,17 +36,19 @@ struct ByteChannelTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await client.run() }
                     group.addTask { await supervisor.run() }
-                    try await client.state.wait(timeout: .seconds(10)) { $0.present }
+                    try await client.state.wait { $0.present }
                     let events = await supervisor.events()
                     _ = try await supervisor.pair(BLEWorld.adapterAddress(2))
                     var link: (any GlassesLink)?
+                    var firstGeneration: UInt64?
                     for await event in events {
                         if case .up(let up, let generation) = event {
-                            #expect(generation == 1)
+                            firstGeneration = generation
                             link = up
                             break
                         }
                     }
+                    #expect(firstGeneration == 1)
                     let channel = try #require(link?.channel(MonocleChannel.serial))
                     #expect(channel.maxPacketSize == 253)
                     #expect(channel.framing == .stream)
@@ -57,7 +59,7 @@ struct ByteChannelTests {
                     func flag(_ uuid: String, _ name: String) -> Bool? {
                         characteristics.first { $0["UUID"]?.string == uuid }?[name]?.bool
                     }
-                    try await client.state.wait(timeout: .seconds(5)) { snapshot in
+                    try await client.state.wait { snapshot in
                         snapshot.objects.contains { path, interfaces in
                             path.hasPrefix(device + "/") && interfaces["org.bluez.GattCharacteristic1"]?["UUID"]?.string == MonocleUUID.serialRX
                                 && interfaces["org.bluez.GattCharacteristic1"]?["WriteAcquired"]?.bool == acquireSockets
@@ -90,10 +92,12 @@ struct ByteChannelTests {
                         try await data.write(Array(repeating: 0x41, count: 254))
                     }
                     try await data.write(Array("data".utf8))
+                    var dataEcho: [UInt8]?
                     for await piece in data.incoming {
-                        #expect(piece == .packet(Array("data".utf8)))
+                        if case .packet(let packet) = piece { dataEcho = packet }
                         break
                     }
+                    #expect(dataEcho == Array("data".utf8))
 
                     let records = try String(contentsOfFile: ble.recordFile(2), encoding: .utf8)
                         .split(separator: "\n").compactMap {
@@ -107,21 +111,25 @@ struct ByteChannelTests {
                     // Suspended (as for a firmware update): the link goes down but stays connected in BlueZ;
                     // resumed: a new link, the next generation.
                     await supervisor.suspend()
+                    var down: (generation: UInt64, reason: String)?
                     for await event in events {
                         if case .down(let generation, let reason) = event {
-                            #expect(generation == 1)
-                            #expect(reason == "released")
+                            down = (generation, reason)
                             break
                         }
                     }
+                    #expect(down?.generation == 1)
+                    #expect(down?.reason == "released")
                     #expect(client.state.snapshot.isConnected(device))
                     await supervisor.resume()
+                    var upAgain: UInt64?
                     for await event in events {
                         if case .up(_, let generation) = event {
-                            #expect(generation == 2)
+                            upAgain = generation
                             break
                         }
                     }
+                    #expect(upAgain == 2)
                     group.cancelAll()
                 }
                 await bus.close()

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
+import GlassdAPI
 import Testing
 
 @Suite("systemd and D-Bus files")
@@ -53,13 +54,14 @@ struct DeploymentFileTests {
             log: dir + "/dbus.log", firstLine: true
         ) { _, address in
             let notify = try NotifySocket(path: dir + "/notify")
+            // The (empty) config file exists before glassd starts and reads it.
+            try "".write(toFile: dir + "/none.conf", atomically: true, encoding: .utf8)
             try await withBackground(
                 Paths.glassd, ["--bus", "system", "--state-dir", dir + "/state", "--config", dir + "/none.conf"],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "NOTIFY_SOCKET": notify.path], log: dir + "/glassd.log",
                 firstLine: false
             ) { _, _ in
-                try "".write(toFile: dir + "/none.conf", atomically: true, encoding: .utf8)
-                #expect(await notify.wait(for: "READY=1"))
+                try #require(await notify.wait(for: "READY=1"))
                 func busctl(asNobody: Bool, _ arguments: [String]) async throws -> CommandResult {
                     let command = ["busctl", "--address=\(address)"] + arguments
                     return asNobody
@@ -69,14 +71,20 @@ struct DeploymentFileTests {
                 let manager = ["org.glassd", "/org/glassd", "org.glassd.Manager1"]
                 let read = try await busctl(asNobody: true, ["get-property"] + manager + ["Version"])
                 #expect(read.ok, "\(read.stderr)")
+                #expect(read.stdout == "s \"\(glassdVersion)\"\n")
                 let introspect = try await busctl(asNobody: true, ["introspect", "org.glassd", "/org/glassd"])
                 #expect(introspect.ok)
+                #expect(introspect.stdout.contains(".Query "), "\(introspect.stdout)")
                 let call = try await busctl(asNobody: true, ["call"] + manager + ["History", "u", "1"])
-                #expect(!call.ok && call.stderr.contains("denied"), "\(call.stderr)")
+                #expect(call.status == 1 && call.stderr == "Call failed: Access denied\n", "\(call.stderr)")
                 let write = try await busctl(asNobody: true, ["set-property"] + manager + ["Mode", "s", "translator"])
-                #expect(!write.ok && write.stderr.contains("denied"), "\(write.stderr)")
+                #expect(
+                    write.status == 1
+                        && write.stderr == "Failed to set property Mode on interface org.glassd.Manager1: Access denied\n",
+                    "\(write.stderr)")
                 let own = try await busctl(asNobody: false, ["call"] + manager + ["History", "u", "1"])
                 #expect(own.ok, "\(own.stderr)")
+                #expect(own.stdout == "a(xsss) 0\n")
             }
         }
     }

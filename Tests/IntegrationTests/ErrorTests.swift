@@ -48,12 +48,10 @@ struct ErrorTests {
     func retriesRecover() async throws {
         try await World.with { world in
             try await world.withGlassd { _ in
-                let clock = ContinuousClock()
-                let start = clock.now
+                // (How long the retry waits, Retry-After included, is checked in OpenAIChatClientTests
+                // with an injected clock.)
                 let limited = try await world.callManager("Query", "s", ["[429once] again"])
                 #expect(busctlString(limited) == "echo: [429once] again")
-                // Retry-After: 1 was honoured.
-                #expect(clock.now - start >= .seconds(1))
                 let failed = try await world.callManager("Query", "s", ["[500once] again"])
                 #expect(busctlString(failed) == "echo: [500once] again")
                 let requests = try await world.serverRequests()
@@ -66,24 +64,25 @@ struct ErrorTests {
     func retriesAreBounded() async throws {
         try await World.with { world in
             try await world.withGlassd { _ in
-                _ = try await world.glassctl(["query", "[500] still"])
+                let (status, name) = try await failure(world, "[500] still")
+                #expect(status == 1)
+                #expect(name == GlassdErrorName.upstreamFailed)
                 let requests = try await world.serverRequests()
                 #expect(requests.count == 4)
             }
         }
     }
 
-    @Test("a stalled stream ends in Timeout within timeout_seconds")
+    @Test("a stalled stream ends in Timeout")
     func stallTimesOut() async throws {
         try await World.with { world in
+            // The server holds [stall] for 120 s: only glassd's own 2 s limit can end it first,
+            // and then with Timeout (the suite's time limit catches a hang).
             let config = try world.writeConfig(timeoutSeconds: 2)
             try await world.withGlassd(config: config) { _ in
-                let clock = ContinuousClock()
-                let start = clock.now
                 let (status, name) = try await failure(world, "[stall] hello")
                 #expect(status == 1)
                 #expect(name == GlassdErrorName.timeout)
-                #expect(clock.now - start < .seconds(8))
             }
         }
     }
@@ -125,7 +124,7 @@ struct ErrorTests {
                 let big = try await bus.call(
                     GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface,
                     member: "Query", [.string(String(repeating: "y", count: 16 * 1024))])
-                #expect(big.first?.string?.hasPrefix("echo: yyy") == true)
+                #expect(big == [.string("echo: " + String(repeating: "y", count: 16 * 1024))])
                 #expect(try await world.serverRequests().count == 1)
                 await bus.close()
             }
@@ -156,9 +155,12 @@ struct ErrorTests {
                 let requests = try await world.serverRequests()
                 let headers = requests.first?["headers"] as? [String: String]
                 #expect(headers?["authorization"] == "Bearer \(secret)")
+                #expect(failed.stderr.hasSuffix("(\(GlassdErrorName.unauthorized))\n"), "\(failed.stderr)")
                 #expect(!failed.stderr.contains("VERYSECRET"))
+                #expect(status.ok && status.stdout.hasPrefix("{"), "\(status.stdout)")
                 #expect(!status.stdout.contains("VERYSECRET"))
-                let cmdline = (try? String(contentsOfFile: "/proc/\(glassd.pid)/cmdline", encoding: .utf8)) ?? ""
+                let cmdline = try String(contentsOfFile: "/proc/\(glassd.pid)/cmdline", encoding: .utf8)
+                #expect(cmdline.hasPrefix(Paths.glassd))
                 #expect(!cmdline.contains("VERYSECRET"))
             }
             #expect(!world.log().contains("VERYSECRET"))

@@ -28,7 +28,7 @@ struct QueryTests {
                 }
                 // The fake server streams five characters at a time.
                 #expect(pieces == ["echo:", " what", " is t", "he ti", "me"])
-                #expect(answered.count == 3)
+                try #require(answered.count == 3)
                 #expect(answered[1].string == "what is the time")
                 #expect(answered[2].string == "echo: what is the time")
                 #expect(answered[0].string?.hasPrefix(":") == true)
@@ -96,13 +96,12 @@ struct QueryTests {
         }
     }
 
-    @Test("20 concurrent queries are each answered with their own answer")
+    @Test("20 concurrent queries stream at the same time, each with its own answer")
     func concurrentQueries() async throws {
         try await World.with { world in
             try await world.withGlassd { _ in
                 let bus = try await world.connect()
-                let clock = ContinuousClock()
-                let start = clock.now
+                let events = try await bus.subscribe(SignalMatch(interface: GlassdBus.managerInterface))
                 let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                     for i in 0..<20 {
                         group.addTask {
@@ -117,8 +116,28 @@ struct QueryTests {
                     return out
                 }
                 for i in 0..<20 { #expect(answers[i] == "echo: [slow] number \(i)") }
-                // Each answer takes about 1.8 s to stream; one after another would take 36 s.
-                #expect(clock.now - start < .seconds(15))
+                // Each answer streams in pieces over a second or more. Queries handled one after
+                // another would finish the first before the second starts; here all 20 have
+                // streamed a piece before the first is Answered.
+                var streaming: Set<String> = []
+                var answered = 0
+                var streamingAtFirstAnswer: Int?
+                for await event in events {
+                    guard case .signal(let signal) = event else {
+                        Issue.record("signals were lost")
+                        break
+                    }
+                    let id = signal.arguments.first?.string ?? ""
+                    if signal.member == GlassdBus.Signal.answerDelta {
+                        streaming.insert(id)
+                    } else if signal.member == GlassdBus.Signal.answered {
+                        if streamingAtFirstAnswer == nil { streamingAtFirstAnswer = streaming.count }
+                        answered += 1
+                        if answered == 20 { break }
+                    }
+                }
+                #expect(streamingAtFirstAnswer == 20)
+                #expect(answered == 20)
                 await bus.close()
             }
         }
@@ -131,6 +150,8 @@ struct QueryTests {
                 let bus = try await world.connect()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     let finished = Flag()
+                    // Subscribed before the call, so its first piece cannot be missed.
+                    let deltas = try await bus.signals(SignalMatch(member: GlassdBus.Signal.answerDelta))
                     group.addTask {
                         _ = try await bus.call(
                             GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface,
@@ -138,21 +159,22 @@ struct QueryTests {
                         finished.set()
                     }
                     // Wait until the answer is streaming.
-                    let deltas = try await bus.signals(SignalMatch(member: GlassdBus.Signal.answerDelta))
-                    for await _ in deltas { break }
-                    let clock = ContinuousClock()
-                    let start = clock.now
+                    var streaming = false
+                    for await _ in deltas {
+                        streaming = true
+                        break
+                    }
+                    try #require(streaming)
                     let xml = try await bus.call(
                         GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Introspectable",
                         member: "Introspect")
-                    let introspectTime = clock.now - start
                     let mode = try await bus.call(
                         GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties",
                         member: "Get", [.string(GlassdBus.managerInterface), .string("Mode")])
+                    // Both answered before the slow query's reply: the bus was not held up by it.
                     #expect(!finished.isSet, "the slow query should still be streaming")
-                    #expect(introspectTime < .milliseconds(100))
-                    #expect(xml.first?.string?.contains("org.glassd.Manager1") == true)
-                    #expect(mode.first == .variant(.string("assistant")))
+                    #expect(xml.first?.string?.contains("<interface name=\"org.glassd.Manager1\">") == true)
+                    #expect(mode == [.variant(.string("assistant"))])
                     try await group.waitForAll()
                     #expect(finished.isSet)
                 }
