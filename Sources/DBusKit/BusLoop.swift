@@ -142,7 +142,8 @@ public final class BusLoop: SerialExecutor {
         return thread
     }
 
-    private func runQueued() -> Bool {
+    /// Runs the jobs and closures queued so far.
+    private func runQueued() {
         let (jobs, closures) = queue.withLock { queue in
             defer {
                 queue.jobs.removeAll(keepingCapacity: true)
@@ -153,12 +154,11 @@ public final class BusLoop: SerialExecutor {
         let executor = asUnownedSerialExecutor()
         for job in jobs { job.runSynchronously(on: executor) }
         for body in closures { body() }
-        return !(jobs.isEmpty && closures.isEmpty)
     }
 
     private func run(step: @Sendable () -> PollRequest?) {
         while true {
-            _ = runQueued()
+            runQueued()
             enum Next { case poll, runMore, exit }
             let next = queue.withLock { queue -> Next in
                 guard case .stopping = queue.phase else { return .poll }
@@ -197,7 +197,7 @@ public final class BusLoop: SerialExecutor {
                 return true
             }
             if done { return }
-            _ = runQueued()
+            runQueued()
         }
     }
 }
