@@ -27,6 +27,9 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
     public let settings: ReplSettings
     private var buffer = ReplBuffer()
     private var syncs: UInt32 = 0
+    /// One exchange at a time, even if two tasks call in (the actor alone would interleave them
+    /// at their awaits).
+    private let exchange = AsyncGate()
     /// Round trips made (commands answered), for the benchmark.
     public private(set) var roundTrips = 0
 
@@ -41,6 +44,10 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
     /// Interrupts whatever runs and enters the raw REPL: Ctrl-C, drain, Ctrl-C, Ctrl-A, then a
     /// probe whose echo proves the exchange is in step (stale banners and replies skipped).
     public func enter() async throws {
+        try await exchange.withLock { try await enterOnce() }
+    }
+
+    private func enterOnce() async throws {
         for _ in 0..<settings.enterAttempts {
             try await send([0x03])
             try await drain(for: settings.drain)
@@ -71,6 +78,10 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
     /// Runs `code` and returns what it printed; a traceback throws `ReplError.traceback`.
     @discardableResult
     public func execute(_ code: String, timeout: Duration? = nil) async throws -> String {
+        try await exchange.withLock { try await run(code, timeout: timeout) }
+    }
+
+    private func run(_ code: String, timeout: Duration?) async throws -> String {
         let bytes = try command(code)
         try await send(bytes)
         let deadline = clock.now.advanced(by: timeout ?? settings.commandTimeout)
@@ -84,6 +95,10 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
 
     /// Starts `code` that runs on (the scripts' main loop): returns once the device accepted it.
     public func start(_ code: String) async throws {
+        try await exchange.withLock { try await startOnce(code) }
+    }
+
+    private func startOnce(_ code: String) async throws {
         try await send(try command(code))
         let deadline = clock.now.advanced(by: settings.commandTimeout)
         guard try await wait(until: deadline, for: { $0.take(through: "OK") ? true : nil }) != nil else {
@@ -94,6 +109,10 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
 
     /// Soft-reboots the device (Ctrl-D on an empty line): main.py runs afresh.
     public func softReboot() async throws {
+        try await exchange.withLock { try await rebootOnce() }
+    }
+
+    private func rebootOnce() async throws {
         try await send([0x03, 0x04])
         let deadline = clock.now.advanced(by: settings.commandTimeout)
         guard try await wait(until: deadline, for: { $0.take(through: "soft reboot") ? true : nil }) != nil else {

@@ -96,6 +96,23 @@ struct RawReplTests {
         await #expect(throws: ReplError.lostBytes) { try await repl.execute("x=1") }
     }
 
+    @Test("two callers at once: one command in flight at a time, each gets its own answer")
+    func oneInFlight() async throws {
+        let device = FakeREPLDevice(split: 7) { code in
+            code.hasPrefix("print('glassd-sync") ? (String(code.dropFirst(7).dropLast(2)), "") : (code.uppercased(), "")
+        }
+        let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: settings())
+        try await repl.enter()
+        try await withThrowingTaskGroup(of: (String, String).self) { group in
+            for i in 0..<20 {
+                group.addTask { ("x\(i)", try await repl.execute("x\(i)")) }
+            }
+            for try await (code, answer) in group { #expect(answer == code.uppercased()) }
+        }
+        // Each command went out whole before the next began.
+        #expect(Set(device.commands.suffix(20)) == Set((0..<20).map { "x\($0)" }))
+    }
+
     @Test("soft reboot and start")
     func rebootAndStart() async throws {
         let device = FakeREPLDevice { code in (String(code.dropFirst(7).dropLast(2)), "") }
