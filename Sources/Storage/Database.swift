@@ -14,11 +14,17 @@ public final class GlassdDatabase: Sendable {
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(5)
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         pool = try DatabasePool(path: directory + "/glassd.sqlite", configuration: config)
+        // GRDB sets synchronous = NORMAL on the writer when it turns WAL on, after prepareDatabase
+        // has run, and NORMAL in WAL may lose acknowledged commits at a power cut. The writer is
+        // one connection for the pool's life, so setting FULL on it once holds for every commit.
+        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         try Migrations.migrator.migrate(pool)
+    }
+
+    /// `PRAGMA synchronous` as the writer connection has it (2 is FULL).
+    public func writerSynchronous() throws -> Int {
+        try pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// The applied migrations, oldest first.

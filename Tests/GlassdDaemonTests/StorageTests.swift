@@ -19,6 +19,13 @@ struct StorageTests {
         #expect(FileManager.default.fileExists(atPath: dir + "/glassd.sqlite-wal"))
     }
 
+    @Test("the writer connection syncs fully (GRDB's WAL set-up leaves NORMAL otherwise)")
+    func writerSyncsFully() throws {
+        let dir = directory()
+        #expect(try GlassdDatabase(directory: dir).writerSynchronous() == 2)
+        #expect(try GlassdDatabase(directory: dir).writerSynchronous() == 2)
+    }
+
     @Test("turns are stored in order, survive reopening, and clear")
     func turns() async throws {
         let dir = directory()
