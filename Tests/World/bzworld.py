@@ -14,7 +14,8 @@
 # and checked at start-up.
 #
 # Usage: bzworld.py [-v] [-q] [--bus-session] [--auto-enable]
-#                   [--scan-interval SECONDS] [-a ADDRESS]...
+#                   [--scan-interval SECONDS] [--temporary-timeout SECONDS]
+#                   [-a ADDRESS]...
 # Prints one line "READY" on stdout once org.bluez is owned and the adapters
 # exist. Exits 0 on SIGTERM/SIGINT.
 
@@ -22,6 +23,7 @@ import asyncio
 import logging
 import socket
 import sys
+import weakref
 from argparse import ArgumentParser
 from collections import deque
 from importlib.metadata import version
@@ -40,7 +42,9 @@ if _found != BLUEZOO_VERSION:
     sys.exit(2)
 
 import sdbus  # noqa: E402
+from sdbus.dbus_proxy_async_interface_base import DBUS_CLASS_TO_META  # noqa: E402
 from sdbus.dbus_proxy_async_method import DbusMethodAsync  # noqa: E402
+from sdbus.sd_bus_internals import SdBusInterface  # noqa: E402
 
 from bluezoo import events  # noqa: E402
 from bluezoo.adapter import Adapter  # noqa: E402
@@ -52,6 +56,7 @@ from bluezoo.exceptions import (DBusBluezAlreadyExistsError,  # noqa: E402
                                 DBusBluezInProgressError, DBusBluezInvalidArgumentsError,
                                 DBusBluezNotConnectedError, DBusBluezNotPermittedError,
                                 DBusBluezNotReadyError, DBusBluezNotSupportedError)
+from bluezoo.interfaces.Device import DeviceInterface  # noqa: E402
 from bluezoo.gatt import (GattCharacteristicClient, GattCharacteristicClientLink,  # noqa: E402
                           GattDescriptorClient, GattDescriptorClientLink, GattManager,
                           GattServiceClient, GattServiceClientLink)
@@ -73,6 +78,7 @@ class World:
     """Global state of the patched world."""
     mock: BluezMockService = None
     scan_interval: int = 10
+    temporary_timeout: float = 30      # seconds; 0 = temporary devices never expire
     links: set = set()                 # live Link objects
     rssi_override: dict = {}           # ADDRESS -> RSSI (Test1.SetRSSI)
     inflight: set = set()              # reply tasks of removed objects (kept alive)
@@ -210,6 +216,146 @@ def _connectable(adapter) -> bool:
     return _usable_advertisement(adapter) is not None or adapter.discoverable
 
 
+# ------------------------------------- RSSI presence, temporary devices (P14 P15)
+#
+# BlueZ shows Device1.RSSI only while it has a current reading (its property
+# "exists" callback), and invalidates it when discovery stops. sd-bus has no
+# per-object "exists" hook, but it merges several vtables of one interface on
+# one path. So RSSI is taken out of Device1's own vtable (install_patches)
+# and served by a second, RSSI-only Device1 vtable that is added while the
+# device has an RSSI and closed when it is invalidated: GetAll,
+# GetManagedObjects and InterfacesAdded then list RSSI exactly while present.
+
+def _has_rssi(dev) -> bool:
+    return dev.__dict__.get("_bzw_rssi_iface") is not None
+
+
+def _rssi_vtable_add(dev):
+    """Serve Device1.RSSI on the exported dev (or at its export)."""
+    if _has_rssi(dev):
+        return
+    dev.__dict__["_bzw_rssi_wanted"] = True
+    meta = dev._dbus
+    if meta.attached_bus is None or dev.__dict__.get("_bzw_removed"):
+        return      # added by _device_export_to_dbus
+    ref = weakref.ref(dev)     # no cycle through the C object
+
+    def get(message):
+        d = ref()
+        message.append_data("n", d.rssi if d is not None else 0)
+
+    prop = _prop(dev, "RSSI")
+    iface = SdBusInterface()
+    iface.add_property(prop.property_name, prop.property_signature, get, None, prop.flags)
+    meta.attached_bus.add_interface(iface, meta.serving_object_path, prop.interface_name)
+    dev.__dict__["_bzw_rssi_iface"] = iface
+
+
+def _rssi_vtable_close(dev):
+    dev.__dict__["_bzw_rssi_wanted"] = False
+    iface = dev.__dict__.pop("_bzw_rssi_iface", None)
+    if iface is not None:
+        iface._stop_export()
+
+
+def _rssi_update(dev, rssi):
+    """dev has a (new) RSSI reading: present it, signal it when it changed
+    or was absent (an absent RSSI that appears is a change)."""
+    appeared = not _has_rssi(dev)
+    if not appeared and dev.rssi == rssi:
+        return
+    dev.rssi = rssi
+    _rssi_vtable_add(dev)
+    _emit_changed(dev, "RSSI", rssi)
+
+
+def _rssi_invalidate(dev):
+    """No current reading: RSSI leaves Device1, with PropertiesChanged
+    listing it as invalidated (as BlueZ does)."""
+    if not _has_rssi(dev):
+        return
+    _rssi_vtable_close(dev)
+    if dev.__dict__.get("_bzw_removed") or dev._dbus.attached_bus is None:
+        return
+    prop = _prop(dev, "RSSI")
+    dev.properties_changed.emit((prop.interface_name, {}, [prop.property_name]))
+
+
+_orig_export_to_dbus = None
+
+
+def _device_export_to_dbus(self, object_path, bus=None):
+    handle = _orig_export_to_dbus(self, object_path, bus)
+    if self.__dict__.get("_bzw_rssi_wanted"):
+        _rssi_vtable_add(self)     # before the InterfacesAdded of export_with_manager
+    return handle
+
+
+_orig_remove_object = None
+
+
+def _remove_object(self, obj):
+    """Every unexport (ours, RemoveDevice, RemoveAdapter) also closes the RSSI
+    vtable, which would otherwise keep a Device1 with only RSSI at the path."""
+    obj.__dict__["_bzw_removed"] = True
+    _orig_remove_object(self, obj)
+    if isinstance(obj, Device):
+        _rssi_vtable_close(obj)
+        _expiry_cancel(obj)
+
+
+def _seen(adapter) -> set:
+    """Devices of this central reported by its latest scan tick."""
+    return adapter.__dict__.setdefault("_bzw_seen", set())
+
+
+def _expiry_cancel(dev):
+    handle = dev.__dict__.pop("_bzw_expiry", None)
+    if handle is not None:
+        handle.cancel()
+
+
+def _expiry_restart(dev):
+    """dev was seen or disconnected just now: it expires TemporaryTimeout
+    seconds from now unless that happens again (or it gets connected)."""
+    _expiry_cancel(dev)
+    if World.temporary_timeout > 0 and not dev.__dict__.get("_bzw_removed"):
+        dev.__dict__["_bzw_expiry"] = asyncio.get_running_loop().call_later(
+            World.temporary_timeout, _expire, dev)
+
+
+def _is_connected(dev) -> bool:
+    link = dev.__dict__.get("_bzw_link")
+    return dev.connected or (link is not None and link.alive)
+
+
+def _expire(dev):
+    dev.__dict__.pop("_bzw_expiry", None)
+    try:
+        adapter = dev.adapter
+        if dev.__dict__.get("_bzw_removed") or adapter is None:
+            return
+        path = _dev_path(adapter, dev.address)
+        if adapter.devices.get(path) is not dev:
+            return
+        if dev.paired or dev.bonded or dev.trusted:
+            return      # not temporary
+        if (_is_connected(dev) or dev.__dict__.get("_bzw_connecting")
+                or dev in _seen(adapter)):
+            _expiry_restart(dev)     # kept; the disconnect restarts it anyway
+            return
+        log.info("temporary device %s on %s expired", dev.address, adapter)
+        adapter.devices.pop(path, None)
+        prefix = path + "/"
+        for obj in [o for o in World.mock.manager_export_handles
+                    if (o._dbus.serving_object_path or "").startswith(prefix)]:
+            _remove(obj)     # GATT objects (none while disconnected; defensive)
+        _remove(dev)
+        _spawn(dev.cleanup())
+    except Exception:
+        log.exception("expiry of %s", dev)
+
+
 # ------------------------------------------------------ links (P1 P2 P3 P7 P8)
 
 def _peer_get(self):
@@ -264,6 +410,19 @@ def _export_gatt(link: Link, app):
 
 
 async def _device_connect(self, uuid=None):
+    # A device being connected does not expire (P14); when the attempt ends
+    # unconnected, its temporary timer starts again from now.
+    self.__dict__["_bzw_connecting"] = self.__dict__.get("_bzw_connecting", 0) + 1
+    _expiry_cancel(self)
+    try:
+        await _device_connect_now(self, uuid)
+    finally:
+        self.__dict__["_bzw_connecting"] -= 1
+        if not self.__dict__["_bzw_connecting"] and not _is_connected(self):
+            _expiry_restart(self)
+
+
+async def _device_connect_now(self, uuid):
     link = self.__dict__.get("_bzw_link")
     if link is not None and link.alive:
         return  # P7: already connected
@@ -300,6 +459,7 @@ async def _device_connect(self, uuid=None):
     link = Link(self, view)
     self.__dict__["_bzw_link"] = link
     view.__dict__["_bzw_link"] = link
+    _expiry_cancel(view)
     World.links.add(link)
     log.info("connecting %s", link)
 
@@ -339,6 +499,9 @@ def _drop_link(link: Link, central_reason, periph_reason):
     if periph.connected:
         _set(periph, "Connected", False)
     periph.Disconnected.emit(periph_reason)
+    for dev in (central, periph):    # P14: temporary again from now
+        if not dev.__dict__.get("_bzw_connecting"):
+            _expiry_restart(dev)
 
 
 def _drop_links_of_adapter(adapter, own_reason, other_reason):
@@ -357,6 +520,7 @@ async def _device_disconnect(self, uuid=None):
             _set(self, "ServicesResolved", False)
         if self.connected:
             _set(self, "Connected", False)
+            _expiry_restart(self)
         return
     if self is link.central:
         _drop_link(link, REASON_LOCAL, REASON_REMOTE)
@@ -750,6 +914,9 @@ def _stop_discovery(adapter):
     for sub in adapter.scan_subscribers.values():
         sub.unsubscribe()
     adapter.scan_subscribers.clear()
+    _seen(adapter).clear()
+    for dev in list(adapter.devices.values()):   # P15: no reading any more
+        _rssi_invalidate(dev)
     if adapter.discovering:
         _set(adapter, "Discovering", False)
 
@@ -778,9 +945,11 @@ def _rssi_for(address, tx_power):
 
 
 def _report(central, peer, fields, is_le):
+    """One advertisement (or inquiry result) of peer seen by central: the
+    Device1 reported, or None when the discovery filter drops it."""
     rssi = _rssi_for(peer.address, fields["tx_power"])
     if not _filter_match(central, fields, rssi):
-        return
+        return None
     path = _dev_path(central, peer.address)
     dev = central.devices.get(path)
     if dev is None:
@@ -793,10 +962,13 @@ def _report(central, peer, fields, is_le):
         dev.service_data = fields["service_data"]
         dev.tx_power = fields["tx_power"]
         dev.rssi = rssi
+        dev.__dict__["_bzw_rssi_wanted"] = True    # RSSI in its InterfacesAdded
         log.info("found %s on %s (RSSI %d)", peer.address, central, rssi)
         _export(dev, path)
         central.devices[path] = dev
-        return
+        if not _is_connected(dev):
+            _expiry_restart(dev)
+        return dev
     dev.peer_adapter = peer
     if is_le:
         dev.is_le = True
@@ -814,9 +986,10 @@ def _report(central, peer, fields, is_le):
     if dev.tx_power != fields["tx_power"]:
         dev.tx_power = fields["tx_power"]
         _emit_changed(dev, "TxPower", dev.tx_power or 0)
-    if dev.rssi != rssi:
-        dev.rssi = rssi
-        _emit_changed(dev, "RSSI", rssi)
+    _rssi_update(dev, rssi)
+    if not _is_connected(dev) and not dev.__dict__.get("_bzw_connecting"):
+        _expiry_restart(dev)
+    return dev
 
 
 def _scan_tick(central):
@@ -825,6 +998,7 @@ def _scan_tick(central):
     transport = central.scan_filter_transport
     scan_le = transport in ("auto", "le")
     scan_br_edr = transport in ("auto", "bredr")
+    reported = set()
     for peer in list(World.mock.adapters.values()):
         if peer is central or not peer.powered:
             continue
@@ -832,7 +1006,7 @@ def _scan_tick(central):
         if scan_le:
             adv = _usable_advertisement(peer)
             if adv is not None and adv.Discoverable.get(discoverable):
-                _report(central, peer, {
+                reported.add(_report(central, peer, {
                     "address": peer.address,
                     "name": adv.LocalName.get(peer.name),
                     "appearance": adv.Appearance.get(0),
@@ -841,14 +1015,20 @@ def _scan_tick(central):
                     "service_data": {BluetoothUUID(k): v
                                      for k, v in adv.ServiceData.get({}).items()},
                     "tx_power": adv.TxPower.get(),
-                }, is_le=True)
+                }, is_le=True))
                 continue
         if scan_br_edr and discoverable:
-            _report(central, peer, {
+            reported.add(_report(central, peer, {
                 "address": peer.address, "name": peer.name, "appearance": 0,
                 "uuids": list(peer.uuids), "manufacturer_data": {}, "service_data": {},
                 "tx_power": None,
-            }, is_le=False)
+            }, is_le=False))
+    reported.discard(None)
+    seen = _seen(central)
+    for dev in seen - reported:      # P15: its advertisements stopped
+        _rssi_invalidate(dev)
+    seen.clear()
+    seen.update(reported)
 
 
 async def _scan_loop(central):
@@ -992,12 +1172,9 @@ def _checked_address(address: str) -> str:
 def _apply_rssi(address):
     for adapter in World.mock.adapters.values():
         for dev in adapter.devices.values():
-            if dev.address.upper() != address:
-                continue
-            rssi = _rssi_for(address, dev.tx_power)
-            if dev.rssi != rssi:
-                dev.rssi = rssi
-                _emit_changed(dev, "RSSI", rssi)
+            if dev.address.upper() != address or not _has_rssi(dev):
+                continue    # without a current reading: applied at the next one
+            _rssi_update(dev, _rssi_for(address, dev.tx_power))
 
 
 # --------------------------------------------------------------------- install
@@ -1022,17 +1199,29 @@ def install_patches():
     P11 one scan task per adapter; repeated StartDiscovery -> InProgress.
     P12 AcquireWrite/AcquireNotify served by bzworld for any app.
     P13 Powered=false drops the adapter's links and stops its discovery.
+    P14 temporary devices (not paired/bonded/trusted) are removed when not
+        connected and not reported by a scan for --temporary-timeout s.
+    P15 Device1.RSSI only while a scan reports the device: invalidated (and
+        absent) when a tick no longer reports it and when discovery stops.
     Reconnect: fresh GATT objects per link, old ones are unexported first.
     Extra: AlreadyExists/DoesNotExist like BlueZ for (Un)Register*.
     """
     global _orig_del_gatt_application, _orig_register_application
     global _orig_register_advertisement, _orig_del_adapter
     global _orig_start_notify, _orig_stop_notify, _orig_acquire_write, _orig_acquire_notify
+    global _orig_export_to_dbus, _orig_remove_object
 
     Device.peer = property(_peer_get, _peer_set)
     Device.attach_to_adapter = _attach_to_adapter
     Device.connect = _device_connect
     Device.disconnect = _device_disconnect
+
+    # P15: RSSI leaves Device1's own vtable; _rssi_vtable_add serves it.
+    DBUS_CLASS_TO_META[DeviceInterface].python_attr_to_dbus_member.pop("RSSI")
+    _orig_export_to_dbus = Device.export_to_dbus
+    Device.export_to_dbus = _device_export_to_dbus
+    _orig_remove_object = BluezMockService.remove_object
+    BluezMockService.remove_object = _remove_object
 
     _orig_del_gatt_application = GattManager._GattManager__del_gatt_application
     GattManager._GattManager__del_gatt_application = _del_gatt_application
@@ -1068,6 +1257,7 @@ def install_patches():
 async def _run(args, stop: asyncio.Event):
     bus = setup_default_bus("session" if args.bus_session else "system")
     World.scan_interval = args.scan_interval
+    World.temporary_timeout = args.temporary_timeout
     World.mock = BluezMockService(args.auto_enable, args.scan_interval)
     for id, address in enumerate(args.adapters or []):
         await World.mock.add_adapter(id, address)
@@ -1100,10 +1290,16 @@ def main() -> int:
     parser.add_argument("--auto-enable", action="store_true", help="auto-enable adapters")
     parser.add_argument("--scan-interval", type=int, default=10,
                         help="interval between scans; default is %(default)s seconds")
+    parser.add_argument("--temporary-timeout", type=float, default=30, metavar="SECONDS",
+                        help="remove a device that is not paired/bonded/trusted, not "
+                        "connected and not reported by a scan for SECONDS (BlueZ "
+                        "main.conf TemporaryTimeout); 0 = never; default %(default)g")
     parser.add_argument("-a", "--adapter", metavar="ADDRESS", dest="adapters",
                         action="append", type=lambda a: BluetoothAddress(a.upper()),
                         help="adapter to use")
     args = parser.parse_args()
+    if args.temporary_timeout < 0:
+        parser.error("--temporary-timeout must be >= 0")
     level = logging.INFO + 10 * (args.quiet - args.verbose)
     logging.basicConfig(level=max(logging.DEBUG, min(logging.CRITICAL, level)))
 

@@ -9,7 +9,8 @@
 # connect, the REPL and data channel of the virtual Monocle's MicroPython,
 # its test-control interface, MTU and every link-loss path (DropLink, Disconnect,
 # peripheral kill -9, Powered off, bzworld restart) followed by a reconnect.
-# Test-only tool.
+# Last it restarts bzworld with --temporary-timeout 3 and checks RSSI presence
+# (P15) and the expiry of temporary devices (P14). Test-only tool.
 #
 # busctl exits after each call, and BlueZ ends a client's discovery and
 # notify sessions when the client leaves the bus. So the sessions that must
@@ -163,9 +164,10 @@ class World:
     def ready_count(self, name):
         return self.out(name).splitlines().count("READY")
 
-    def start_bzworld(self):
+    def start_bzworld(self, *extra):
         before = self.ready_count("bz") if os.path.exists(os.path.join(self.dir, "bz.out")) else 0
-        argv = [PY, os.path.join(HERE, "bzworld.py"), "-q", "--auto-enable", "--scan-interval", "1"]
+        argv = [PY, os.path.join(HERE, "bzworld.py"), "-q", "--auto-enable", "--scan-interval", "1",
+                *extra]
         for a in ADDRS:
             argv += ["-a", a]
         self.spawn("bz", argv)
@@ -277,6 +279,32 @@ class Monitor:
         return [m["payload"]["data"][0] for m in list(self.msgs)
                 if m.get("type") == "signal" and m.get("member") == "InterfacesRemoved"]
 
+    def signals(self, member, path=None):
+        return [m for m in list(self.msgs) if m.get("type") == "signal"
+                and m.get("member") == member and (path is None or m.get("path") == path)]
+
+    def added_device(self, path):
+        """(Device1 properties, time in s) of each InterfacesAdded of path."""
+        return [({k: v["data"] for k, v in m["payload"]["data"][1]["org.bluez.Device1"].items()},
+                 m["timestamp-realtime"] / 1e6)
+                for m in self.signals("InterfacesAdded")
+                if m["payload"]["data"][0] == path
+                and "org.bluez.Device1" in m["payload"]["data"][1]]
+
+    def removed_at(self, path):
+        """Times (s) of the InterfacesRemoved of path."""
+        return [m["timestamp-realtime"] / 1e6 for m in self.signals("InterfacesRemoved")
+                if m["payload"]["data"][0] == path]
+
+    def invalidated_at(self, path, iface, prop):
+        """Times (s) of the PropertiesChanged on path that invalidate prop."""
+        return [m["timestamp-realtime"] / 1e6 for m in self.signals("PropertiesChanged", path)
+                if m["payload"]["data"][0] == iface and prop in m["payload"]["data"][2]]
+
+    def errors(self, name):
+        return [m for m in list(self.msgs) if m.get("type") == "error"
+                and m.get("error_name") == name]
+
     def close(self):
         self.proc.terminate()
         self.proc.wait()
@@ -288,15 +316,27 @@ def dev_path(addr):
     return f"{HCI0}/dev_{addr.replace(':', '_')}"
 
 
-def discover(w, uuids=(SERIAL[0],)):
+def set_filter(w, uuids=(SERIAL[0],)):
     w.call(HCI0, "org.bluez.Adapter1", "SetDiscoveryFilter", "a{sv}", 2,
            "Transport", "s", "le", "UUIDs", "as", len(uuids), *uuids)
-    w.call(HCI0, "org.bluez.Adapter1", "StartDiscovery")
+
+
+def hci0_devices(w):
     devices = {}
     for path, ifaces in w.objects().items():
         d = ifaces.get("org.bluez.Device1")
         if d and path.startswith(HCI0 + "/"):
             devices[path] = {k: v["data"] for k, v in d.items()}
+    return devices
+
+
+def discover(w, uuids=(SERIAL[0],)):
+    """The devices after the first scan tick, read while discovery runs (RSSI
+    is present only then, as in BlueZ); discovery is stopped again."""
+    set_filter(w, uuids)
+    holder, _ = w.hold(HCI0 + ":StartDiscovery")   # 1st tick done when it returns
+    devices = hci0_devices(w)
+    w.stop(holder)
     return devices
 
 
@@ -687,10 +727,116 @@ def run(w):
     r = w.call(device, "org.bluez.Device1", "Connect", check=False)
     check("le-connection-abort-by-local" in r.stderr, "Connect after unregister fails")
 
+    temporary_checks(w)
+
     for name in ("bz", "m1", "m2", "m3"):
         err = w.err(name)
         check("Traceback" not in err, f"no traceback in {name} stderr" + ("" if "Traceback" not in err
                                                                          else ":\n" + err))
+
+
+TMP_TIMEOUT = 3.0   # --temporary-timeout of temporary_checks
+
+
+def temporary_checks(w):
+    """P14/P15 on a bzworld with --temporary-timeout 3 (monocles on hci1 and
+    hci3 run, hci2's is stopped)."""
+    ready = {m: w.ready_count(f"m{m}") for m in (1, 3)}
+    w.stop("bz")
+    w.start_bzworld("--temporary-timeout", str(TMP_TIMEOUT))
+    for m in (1, 3):
+        check(wait_until(lambda: w.ready_count(f"m{m}") > ready[m], 10),
+              f"[P14] bzworld --temporary-timeout {TMP_TIMEOUT:g}: monocle hci{m} READY again")
+    dev1, dev3 = dev_path(ADDRS[1]), dev_path(ADDRS[3])
+    dev1_props = lambda: hci0_devices(w).get(dev1)   # noqa: E731
+    D1 = "org.bluez.Device1"
+
+    # A scan reports both: InterfacesAdded with RSSI.
+    mon = Monitor(w)
+    set_filter(w)
+    holder, _ = w.hold(HCI0 + ":StartDiscovery")
+    added = mon.added_device(dev1)
+    check(len(added) == 1 and added[0][0].get("RSSI") == -70,
+          f"[P15] InterfacesAdded of a found device carries RSSI: {added}")
+
+    # hci1's monocle goes away: the next tick invalidates RSSI, and the
+    # device expires TemporaryTimeout after the last report.
+    w.stop("m1")
+    check(wait_until(lambda: mon.invalidated_at(dev1, D1, "RSSI"), 3),
+          "[P15] advertiser gone: PropertiesChanged invalidates RSSI")
+    t_invalid = mon.invalidated_at(dev1, D1, "RSSI")[0]
+    props = dev1_props()
+    check(props is not None and "RSSI" not in props and w.get(dev1, D1, "RSSI") is None,
+          "[P15] the device stays, without RSSI (GetManagedObjects, Get)")
+    check(wait_until(lambda: mon.removed_at(dev1), TMP_TIMEOUT + 3),
+          "[P14] not reported for the timeout: InterfacesRemoved")
+    gap = mon.removed_at(dev1)[0] - t_invalid
+    check(TMP_TIMEOUT - 1.3 <= gap <= TMP_TIMEOUT + 0.5,
+          f"[P14] removed {gap:.2f} s after RSSI went (last report + {TMP_TIMEOUT:g} s)")
+    check(dev1_props() is None, "[P14] expired device gone from GetManagedObjects")
+    props = hci0_devices(w).get(dev3)
+    check(props is not None and props.get("RSSI") == -80 and not mon.removed_at(dev3),
+          "[P14] a device every scan still reports is kept, with its RSSI")
+
+    r = subprocess.run([PY, "-c", CALLER, dev1, "org.bluez.Device1", "Connect"],
+                       capture_output=True, text=True, env=w.env, timeout=15)
+    check(r.stdout.strip() == "org.freedesktop.DBus.Error.UnknownObject "
+          f"Unknown object '{dev1}'.",
+          f"[P14] Connect on the expired path: {r.stdout.strip()} {r.stderr.strip()}")
+
+    # It advertises again: a fresh Device1 (InterfacesAdded, RSSI).
+    w.start_monocle(1)
+    check(wait_until(lambda: len(mon.added_device(dev1)) == 2, 3)
+          and mon.added_device(dev1)[1][0].get("RSSI") == -70,
+          "[P14] seen again after expiry: InterfacesAdded with RSSI -70")
+    check(mon.added_device(dev1)[1][0].get("Name") == "monocle", "[P14] fresh device named monocle")
+
+    # Discovery stops: RSSI invalidated on every device; then they expire.
+    w.stop(holder)
+    check(wait_until(lambda: mon.invalidated_at(dev3, D1, "RSSI")
+                     and len(mon.invalidated_at(dev1, D1, "RSSI")) == 2, 3),
+          "[P15] StopDiscovery: RSSI invalidated on all devices")
+    check(w.get(dev3, D1, "RSSI") is None and "RSSI" not in hci0_devices(w)[dev3],
+          "[P15] no RSSI property after StopDiscovery")
+    check(wait_until(lambda: mon.removed_at(dev1) and len(mon.removed_at(dev1)) == 2
+                     and mon.removed_at(dev3), TMP_TIMEOUT + 3),
+          "[P14] after StopDiscovery both expire")
+    mon.close()
+
+    # Connected devices are kept; the timer starts at the disconnect.
+    mon = Monitor(w)
+    holder, _ = w.hold(HCI0 + ":StartDiscovery")
+    check(wait_until(lambda: mon.added_device(dev3), 3) and mon.added_device(dev3)[0][0]["RSSI"] == -80,
+          "[P14] rediscovered after expiry")
+    w.call(dev3, D1, "Connect")
+    check(w.get(dev3, D1, "Connected") is True, "[P14] connected")
+    w.stop(holder)       # no scan reports it from now on
+    time.sleep(TMP_TIMEOUT + 1.0)   # nothing to await: the absence of a removal is checked
+    view = f"/org/bluez/hci3/dev_{ADDRS[0].replace(':', '_')}"
+    check(w.get(dev3, D1, "Connected") is True and not mon.removed_at(dev3)
+          and w.get(view, D1, "Connected") is True,
+          f"[P14] connected for {TMP_TIMEOUT + 1:g} s without scan reports: kept (both sides)")
+    t_disc = time.time()
+    w.call(dev3, D1, "Disconnect")
+    check(wait_until(lambda: mon.removed_at(dev3) and mon.removed_at(view), TMP_TIMEOUT + 3),
+          "[P14] after the disconnect the device and the peripheral's view expire")
+    gap = mon.removed_at(dev3)[0] - t_disc
+    check(TMP_TIMEOUT - 0.2 <= gap <= TMP_TIMEOUT + 1.0,
+          f"[P14] removed {gap:.2f} s after the disconnect (timer from the disconnect)")
+    mon.close()
+
+
+CALLER = r'''
+import asyncio, sys
+from dbus_fast import BusType, Message, MessageType
+from dbus_fast.aio import MessageBus
+async def main():
+    path, iface, member = sys.argv[1:4]
+    bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
+    r = await bus.call(Message(destination="org.bluez", path=path, interface=iface, member=member))
+    print("ok" if r.message_type != MessageType.ERROR else f"{r.error_name} {r.body[0]}")
+asyncio.run(main())
+'''
 
 
 if __name__ == "__main__":
