@@ -38,6 +38,11 @@ extension BlueZState.Snapshot {
         }
     }
 
+    /// Monocles bluetoothd sees advertising now (it has an RSSI for them).
+    func inSight(under adapter: String) -> [ScanResult] {
+        monocles(under: adapter).filter { $0.rssi != Int16.min }
+    }
+
     func isConnected(_ device: String) -> Bool {
         let properties = properties(device, BlueZ.device)
         return properties?["Connected"]?.bool == true

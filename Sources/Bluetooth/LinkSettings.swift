@@ -11,7 +11,7 @@ public struct LinkSettings: Sendable {
     public var scanSettle: Duration
     /// Connect and service resolution, each (the glasses may be rebooting).
     public var connectTimeout: Duration
-    public var backoff: ReconnectBackoff
+    public var reconnect: ReconnectPolicy
     /// Use AcquireNotify/AcquireWrite sockets where BlueZ offers them (else D-Bus messages).
     public var acquireSockets: Bool
     /// The channels to open on the device.
@@ -19,7 +19,7 @@ public struct LinkSettings: Sendable {
 
     public init(
         adapter: String? = nil, scanTimeout: Duration = .seconds(10), scanSettle: Duration = .seconds(2),
-        connectTimeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(),
+        connectTimeout: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
         acquireSockets: Bool = true, profile: GATTProfile = .monocle
     ) {
         self.profile = profile
@@ -28,6 +28,6 @@ public struct LinkSettings: Sendable {
         self.scanTimeout = scanTimeout
         self.scanSettle = scanSettle
         self.connectTimeout = connectTimeout
-        self.backoff = backoff
+        self.reconnect = reconnect
     }
 }

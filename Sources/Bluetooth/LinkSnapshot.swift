@@ -17,4 +17,6 @@ public struct LinkSnapshot: Sendable, Equatable {
     public var devices: [Device]
     /// The generation of the current (or last) link, as in its `LinkEvent`s.
     public var generation: UInt64
+    /// Why the link is where it is: waiting for the glasses, reconnecting; empty when connected.
+    public var reason: String
 }

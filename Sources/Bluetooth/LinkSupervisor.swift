@@ -15,15 +15,23 @@ public actor LinkSupervisor {
 
     private var paired: (address: BluetoothAddress, name: String)?
     private var loaded = false
-    private var state: LinkState = .unpaired
-    private var reconnectCount: UInt32 = 0
+    private(set) var state: LinkState = .unpaired
+    /// Why the link is where it is (waiting for the glasses, reconnecting); empty when connected.
+    private(set) var reason = ""
+    var reconnectCount: UInt32 = 0
     private var pairing = false
     private var discoveryUsers = 0
     private let discoveryGate = AsyncGate()
-    private var link: BlueZLink?
+    var link: BlueZLink?
     /// Counts links that came up; each `LinkEvent` names its link's generation.
-    private var generation: UInt64 = 0
-    private let linkEvents = Broadcast<LinkEvent>()
+    var generation: UInt64 = 0
+    let linkEvents = Broadcast<LinkEvent>()
+    /// Each device's RSSI when last seen.
+    private var lastRSSI: [BluetoothAddress: Int16] = [:]
+    /// The address that has been connected at least once in this pairing (reconnects count after it).
+    var connectedOnce: BluetoothAddress?
+    /// Set by dropLink: the link's end is the session's rejection, paced like a failed attempt.
+    var rejection: String?
     /// Supervision paused (a DFU holds the device): no reconnecting, and the link is left as it is.
     private var suspended = false
     private let targets: AsyncStream<BluetoothAddress?>.Continuation
@@ -63,7 +71,13 @@ public actor LinkSupervisor {
         let bluez = client.state.snapshot
         var devices: [LinkSnapshot.Device] = []
         if let adapter = bluez.adapterPath(named: settings.adapter) {
-            for seen in bluez.monocles(under: adapter) {
+            for var seen in bluez.monocles(under: adapter) {
+                // Shown as last seen: bluetoothd forgets RSSI when discovery stops.
+                if seen.rssi == Int16.min {
+                    seen.rssi = lastRSSI[seen.address] ?? Int16.min
+                } else {
+                    lastRSSI[seen.address] = seen.rssi
+                }
                 let mine = seen.address == paired?.address
                 devices.append(
                     .init(
@@ -77,7 +91,7 @@ public actor LinkSupervisor {
                     address: paired.address, name: paired.name, rssi: Int16.min, connected: state == .connected,
                     state: state, reconnectCount: reconnectCount))
         }
-        return LinkSnapshot(state: state, paired: paired?.address, devices: devices, generation: generation)
+        return LinkSnapshot(state: state, paired: paired?.address, devices: devices, generation: generation, reason: reason)
     }
 
     /// Link events from now on; a link already up is reported first.
@@ -91,6 +105,7 @@ public actor LinkSupervisor {
         let snapshot = client.state.snapshot
         guard let adapter = snapshot.adapterPath(named: settings.adapter) else { return }
         logger.notice("dropping the link: \(reason)", metadata: ["device": "\(paired.address)"])
+        rejection = reason
         _ = try? await client.call(snapshot.devicePath(adapter, paired.address), BlueZ.device, "Disconnect")
     }
 
@@ -110,15 +125,18 @@ public actor LinkSupervisor {
         if let paired { targets.yield(paired.address) }
     }
 
-    private func setState(_ new: LinkState) {
-        guard state != new else { return }
-        logger.info("link \(new.rawValue)", metadata: ["device": "\(paired?.address.description ?? "-")"])
+    func setState(_ new: LinkState, reason: String = "") {
+        guard state != new || self.reason != reason else { return }
+        if state != new {
+            logger.info("link \(new.rawValue)", metadata: ["device": "\(paired?.address.description ?? "-")"])
+        }
         state = new
+        self.reason = reason
         changes.yield(snapshot())
     }
 
     /// A supervision run may only speak for the pairing it was started for.
-    private func isCurrent(_ address: BluetoothAddress) -> Bool {
+    func isCurrent(_ address: BluetoothAddress) -> Bool {
         !Task.isCancelled && paired?.address == address
     }
 
@@ -152,6 +170,7 @@ public actor LinkSupervisor {
         paired = (found.address, found.name)
         suspended = false
         reconnectCount = 0
+        connectedOnce = nil
         logger.notice("paired", metadata: ["device": "\(found.address)", "rssi": "\(found.rssi)"])
         setState(.disconnected)
         targets.yield(found.address)
@@ -179,12 +198,14 @@ public actor LinkSupervisor {
     /// Monocles seen within `seconds`, strongest first.
     public func scan(seconds: UInt32) async throws(LinkError) -> [ScanResult] {
         let adapter = try await adapterPath()
-        if seconds > 0 {
-            try await withDiscovery(adapter) {
-                try await Task.sleep(for: .seconds(min(seconds, 60)))
-            }
+        guard seconds > 0 else { return ScanResult.strongestFirst(client.state.snapshot.inSight(under: adapter)) }
+        var seen: [ScanResult] = []
+        // Read while discovering: bluetoothd clears RSSI when discovery stops.
+        try await withDiscovery(adapter) {
+            try await Task.sleep(for: .seconds(min(seconds, 60)))
+            seen = client.state.snapshot.inSight(under: adapter)
         }
-        return ScanResult.strongestFirst(client.state.snapshot.monocles(under: adapter))
+        return ScanResult.strongestFirst(seen)
     }
 
     /// The adapter for a request; waits (briefly) for the first look at BlueZ if glassd just started.
@@ -200,9 +221,10 @@ public actor LinkSupervisor {
     /// Scans for `wanted` (or any Monocle, then keeps looking a moment for stronger ones).
     private func find(_ wanted: BluetoothAddress?, under adapter: String) async throws(LinkError) -> ScanResult {
         let matches: @Sendable (BlueZState.Snapshot) -> Bool = { snapshot in
-            let seen = snapshot.monocles(under: adapter)
+            let seen = snapshot.inSight(under: adapter)
             return wanted.map { w in seen.contains { $0.address == w } } ?? !seen.isEmpty
         }
+        var inSight: [ScanResult] = []
         try await withDiscovery(adapter) {
             do {
                 try await client.state.wait(timeout: settings.scanTimeout, until: matches)
@@ -210,8 +232,10 @@ public actor LinkSupervisor {
                 return
             }
             if wanted == nil { try await Task.sleep(for: settings.scanSettle) }
+            // Read while discovering: bluetoothd clears RSSI when discovery stops.
+            inSight = client.state.snapshot.inSight(under: adapter)
         }
-        let seen = ScanResult.strongestFirst(client.state.snapshot.monocles(under: adapter))
+        let seen = ScanResult.strongestFirst(inSight)
         if let wanted {
             if let device = seen.first(where: { $0.address == wanted }) { return device }
             throw .notFound("No Monocle \(wanted) in range.")
@@ -222,7 +246,7 @@ public actor LinkSupervisor {
 
     /// Runs `body` while discovery is on, shared by everyone who needs it; starting and stopping
     /// are serialised so a second user never runs before the first one's start finished.
-    private func withDiscovery(_ adapter: String, _ body: () async throws -> Void) async throws(LinkError) {
+    func withDiscovery(_ adapter: String, _ body: () async throws -> Void) async throws(LinkError) {
         do {
             try await discoveryGate.withLock {
                 if discoveryUsers == 0 {
@@ -291,112 +315,6 @@ public actor LinkSupervisor {
         stop.finished.fire()
     }
 
-    /// Connects and reconnects `address` until cancelled.
-    private func superviseLoop(_ address: BluetoothAddress) async {
-        var backoff = settings.backoff
-        var everConnected = false
-        while !Task.isCancelled {
-            do {
-                let (link, adapter, device) = try await connect(address)
-                guard isCurrent(address) else {
-                    link.close()
-                    break
-                }
-                if everConnected { reconnectCount += 1 }
-                everConnected = true
-                self.link = link
-                generation += 1
-                let current = generation
-                setState(.connected)
-                linkEvents.publish(.up(link, generation: current))
-                try? await store.touch(address, at: unixMS())
-                let start = ContinuousClock.now
-                let drop = await waitForDrop(link, adapter: adapter, device: device)
-                link.close()
-                self.link = nil
-                linkEvents.publish(.down(generation: current, reason: drop?.reason ?? "released"))
-                backoff.connectionEnded(after: ContinuousClock.now - start)
-                guard let drop, isCurrent(address) else { break }
-                logger.notice("link lost: \(drop.reason)", metadata: ["device": "\(address)"])
-                if drop.disconnect { _ = try? await client.call(device, BlueZ.device, "Disconnect") }
-                setState(.disconnected)
-            } catch {
-                guard isCurrent(address) else { break }
-                logger.info("connecting failed, will retry: \(error)", metadata: ["device": "\(address)"])
-                setState(.disconnected)
-            }
-            do {
-                try await Task.sleep(for: backoff.next())
-            } catch {
-                break
-            }
-        }
-    }
-
-    /// Thrown when an attempt cannot go on (adapter gone meanwhile and the like): retried later.
-    struct AttemptFailed: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// One connection attempt: adapter up, device found, connected, services resolved, notifying.
-    /// Returns the link and the adapter and device paths it runs on.
-    private func connect(_ address: BluetoothAddress) async throws -> (BlueZLink, String, String) {
-        let name = settings.adapter
-        try await client.state.wait { $0.adapterPath(named: name).map($0.isPowered) == true }
-        guard let adapter = client.state.snapshot.adapterPath(named: name) else {
-            throw AttemptFailed(description: "the adapter went away")
-        }
-        let device = client.state.snapshot.devicePath(adapter, address)
-        guard isCurrent(address) else { throw CancellationError() }
-        setState(.connecting)
-        if client.state.snapshot.properties(device, BlueZ.device) == nil {
-            // Not known to bluetoothd (restarted, or never seen): look for it.
-            try await withDiscovery(adapter) {
-                try await client.state.wait(timeout: settings.connectTimeout) {
-                    $0.properties(device, BlueZ.device) != nil
-                }
-            }
-        }
-        try await client.call(device, BlueZ.device, "Connect", timeoutSeconds: seconds(settings.connectTimeout))
-        try await client.state.wait(timeout: settings.connectTimeout) { $0.isResolved(device) }
-        do {
-            return (try await openChannels(device, profile: settings.profile), adapter, device)
-        } catch {
-            _ = try? await client.call(device, BlueZ.device, "Disconnect")
-            throw error
-        }
-    }
-
-    /// Why a link ended; `disconnect`: BlueZ may still think it connected, so drop it there too.
-    struct Drop {
-        var reason: String
-        var disconnect: Bool
-    }
-
-    /// Waits until the link drops: BlueZ says the device or adapter went, or an acquired socket
-    /// reports EOF or an error. nil when the wait was cancelled (unpair, shutdown).
-    private func waitForDrop(_ link: BlueZLink, adapter: String, device: String) async -> Drop? {
-        await withTaskGroup(of: Drop?.self) { group in
-            group.addTask {
-                do {
-                    try await self.client.state.wait { snapshot in
-                        !snapshot.isPowered(adapter) || !snapshot.isConnected(device)
-                    }
-                    return Drop(reason: "disconnected", disconnect: false)
-                } catch {
-                    return nil
-                }
-            }
-            group.addTask {
-                await link.socketsLost()
-                return Task.isCancelled ? nil : Drop(reason: "the link's socket closed", disconnect: true)
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-
     /// Supervision ended. Unpaired: drop the connection. Shutting down (cancelled): leave it to
     /// bluetoothd, so a restarted glassd finds the glasses still connected.
     private func release(_ address: BluetoothAddress) async {
@@ -409,9 +327,9 @@ public actor LinkSupervisor {
         if snapshot.isConnected(device) { _ = try? await client.call(device, BlueZ.device, "Disconnect") }
     }
 
-    private func seconds(_ d: Duration) -> Double {
+    func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
-    private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

@@ -61,7 +61,7 @@ public enum Daemon {
         let connection = try await BusConnection.open(options.bus)
         let link = await linkInterface(config: config, database: database, connection: connection, logger: logger)
         let manager = ManagerInterface(
-            connection: connection, assistant: assistant, store: store, mode: mode,
+            connection: connection, assistant: assistant, archive: HistoryArchive(database: database), mode: mode,
             backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
@@ -103,7 +103,7 @@ public enum Daemon {
         let bluez = BlueZClient(bus: system, logger: logger)
         let settings = LinkSettings(
             adapter: config.adapter, scanTimeout: .seconds(config.scanTimeout),
-            backoff: ReconnectBackoff(maximum: .seconds(config.reconnectMaxSeconds)))
+            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)))
         let supervisor = LinkSupervisor(
             client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
         // Before the name is taken: a Pair must see the stored pairing.

@@ -60,12 +60,12 @@ extension LinkInterface {
             if before == nil || before?.rssi != device.rssi || device.connected {
                 if device.rssi != Int16.min || device.connected { shown.lastSeen[address] = now }
             }
-            await publish(device, paired: address == snapshot.paired, link: snapshot.generation, shown: &shown)
+            await publish(device, paired: address == snapshot.paired, link: snapshot, shown: &shown)
         }
     }
 
     /// Exports or updates one device object.
-    func publish(_ device: LinkSnapshot.Device, paired: Bool, link: UInt64, shown: inout Shown) async {
+    func publish(_ device: LinkSnapshot.Device, paired: Bool, link: LinkSnapshot, shown: inout Shown) async {
         let path = GlassdBus.devicePath(address: device.address.description)
         let values = deviceValues(
             device, paired: paired, session: shown.session, link: link, lastSeen: shown.lastSeen[device.address] ?? 0)
@@ -85,8 +85,10 @@ extension LinkInterface {
     }
 
     private func deviceValues(
-        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: UInt64, lastSeen: UInt64
+        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: LinkSnapshot, lastSeen: UInt64
     ) -> [(String, DBusValue)] {
+        // While the link is down its reason speaks (waiting, reconnecting); while up, the session's.
+        let reason = !paired ? "" : device.state == .connected ? session.reason : link.reason
         // What the session read stays shown while the paired device is away; others have none.
         let info = paired ? session.info : nil
         return [
@@ -94,8 +96,8 @@ extension LinkInterface {
             (GlassdBus.DeviceProperty.name, .string(device.name)),
             (GlassdBus.DeviceProperty.rssi, .int16(exported(device.rssi))),
             (GlassdBus.DeviceProperty.connected, .bool(device.connected)),
-            (GlassdBus.DeviceProperty.state, .string(Self.state(device, paired: paired, session: session, link: link))),
-            (GlassdBus.DeviceProperty.stateReason, .string(paired ? session.reason : "")),
+            (GlassdBus.DeviceProperty.state, .string(Self.state(device, paired: paired, session: session, link: link.generation))),
+            (GlassdBus.DeviceProperty.stateReason, .string(reason)),
             (GlassdBus.DeviceProperty.reconnectCount, .uint32(device.reconnectCount)),
             (GlassdBus.DeviceProperty.lastSeen, .uint64(lastSeen)),
             (GlassdBus.DeviceProperty.firmwareVersion, .string(info?.firmwareVersion ?? "")),

@@ -101,7 +101,7 @@ struct LinkInterface {
                     if let address = link.paired, var device = shown.devices[address] {
                         // The session speaks for the paired device only while its link is up.
                         device.connected = link.state == .connected
-                        await publish(device, paired: true, link: link.generation, shown: &shown)
+                        await publish(device, paired: true, link: link, shown: &shown)
                     }
                     await publishLink(link, session: status)
                 case .bluez:
@@ -117,6 +117,7 @@ struct LinkInterface {
                     snapshot.state = link.state
                     snapshot.paired = link.paired
                     snapshot.generation = link.generation
+                    snapshot.reason = link.reason
                     await publishDevices(snapshot, shown: &shown)
                 }
             }

@@ -3,6 +3,7 @@ import DBusKit
 import GlassdAPI
 import GlassdCore
 import Logging
+import Storage
 
 /// org.glassd.Manager1 on /org/glassd: questions, history and mode over D-Bus.
 struct ManagerInterface {
@@ -11,7 +12,7 @@ struct ManagerInterface {
 
     let connection: BusConnection
     let assistant: Assistant
-    let store: any ConversationStore
+    let archive: HistoryArchive
     let mode: ModeSetting
     let backendDescription: String
     let logger: Logger
@@ -23,9 +24,7 @@ struct ManagerInterface {
             name: GlassdBus.managerInterface,
             methods: [
                 .init("Query", input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
-                .init("History", input: [("limit", "u")], output: [("messages", "a(xsss)")]) { try await history($0) },
-                .init("ClearHistory") { _ in try await clearHistory() },
-            ] + (link?.methods ?? unavailableLinkMethods),
+            ] + historyMethods + (link?.methods ?? unavailableLinkMethods),
             properties: [
                 .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
                 .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, logger] value in
@@ -84,31 +83,5 @@ struct ManagerInterface {
             log.notice("query failed", metadata: ["error": "\(busError.name)", "reason": "\(busError.message)"])
             throw busError
         }
-    }
-
-    private func history(_ call: MethodCall) async throws -> [DBusValue] {
-        let limit = min(call.arguments.first?.uint32 ?? 0, Self.maxHistory)
-        let messages: [StoredMessage]
-        do {
-            messages = try await store.recentMessages(limit: Int(limit))
-        } catch {
-            logger.error("cannot read history: \(error)")
-            throw BusError.failed("Could not read the conversation history.")
-        }
-        let rows = messages.map { m in
-            DBusValue.structure([.int64(m.createdAt), .string(m.queryID), .string(m.role.rawValue), .string(m.text)])
-        }
-        return [.array(element: "(xsss)", rows)]
-    }
-
-    private func clearHistory() async throws -> [DBusValue] {
-        do {
-            try await store.clearHistory()
-        } catch {
-            logger.error("cannot clear history: \(error)")
-            throw BusError.failed("Could not clear the conversation history.")
-        }
-        logger.info("history cleared")
-        return []
     }
 }

@@ -31,22 +31,4 @@ struct LinkTests {
         ])
         #expect(sorted.map(\.address) == [c, a, b])
     }
-
-    @Test("backoff doubles from 1 s to a 60 s cap with ±20 % jitter, and resets after a stable link")
-    func backoff() {
-        var backoff = ReconnectBackoff()
-        let waits = (0..<9).map { _ in backoff.next(jitter: 0.5) }
-        #expect(waits.prefix(7) == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(32), .seconds(60)])
-        #expect(waits.last == .seconds(60))
-        #expect(backoff.next(jitter: 0) == .seconds(48))
-        #expect(backoff.next(jitter: 1) == .seconds(60))
-        var early = ReconnectBackoff()
-        #expect(early.next(jitter: 0) == .milliseconds(800))
-        let second = early.next(jitter: 1)
-        #expect(second > .milliseconds(2399) && second < .milliseconds(2401))
-        early.connectionEnded(after: .seconds(5))
-        #expect(early.next(jitter: 0.5) == .seconds(4))
-        early.connectionEnded(after: .seconds(31))
-        #expect(early.next(jitter: 0.5) == .seconds(1))
-    }
 }

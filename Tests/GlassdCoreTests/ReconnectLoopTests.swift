@@ -59,11 +59,11 @@ final class FakeRadio: LinkRadio {
         return try outcome.get()
     }
 
-    /// Holds a connection until the test drops it: "dropped", or nil when the loop is stopped.
-    func hold() async -> String? {
+    /// Holds a connection until the test drops it, or nil when the loop is stopped.
+    func hold() async -> LinkEnd? {
         do {
             try await wait { !$0.linkUp }
-            return "dropped"
+            return .dropped("dropped")
         } catch {
             return nil
         }

@@ -37,6 +37,14 @@ public struct ReconnectPolicy: Sendable {
     }
 }
 
+/// How a link that came up ended.
+public enum LinkEnd: Sendable, Equatable {
+    /// It dropped: reconnect at once.
+    case dropped(String)
+    /// What ran on it gave up (the session failed): paced like a failed attempt.
+    case rejected(String)
+}
+
 /// Keeps one pair of glasses connected: a link that came up is a success, so after it drops the
 /// next attempt starts at once (the floor aside); an attempt that fails means the glasses are away
 /// or refuse, so the loop watches for them and tries again as soon as they are seen, pacing only
@@ -63,10 +71,10 @@ public struct ReconnectLoop<Radio: LinkRadio, C: Clock>: Sendable where C.Durati
     }
 
     /// Runs until cancelled, or until `connected` returns nil (stop). `connected` holds each link
-    /// until it drops and returns why.
+    /// until it ends and says how.
     public func run(
         _ address: BluetoothAddress, observe: @Sendable (Step) async -> Void,
-        connected: @Sendable (Radio.Connection) async -> String?
+        connected: @Sendable (Radio.Connection) async -> LinkEnd?
     ) async {
         var failures = 0
         var lastAttempt: C.Instant?
@@ -85,7 +93,13 @@ public struct ReconnectLoop<Radio: LinkRadio, C: Clock>: Sendable where C.Durati
                 let connection = try await radio.connect(address)
                 failures = 0
                 everConnected = true
-                guard await connected(connection) != nil else { return }
+                switch await connected(connection) {
+                case nil: return
+                case .dropped: continue
+                case .rejected(let reason):
+                    failures += 1
+                    await observe(.failed(reason))
+                }
             } catch {
                 if Task.isCancelled || error is CancellationError { return }
                 failures += 1
