@@ -142,6 +142,30 @@ struct ReconnectLoopTests {
         await task.value
     }
 
+    @Test("away through several rewatches: once seen, tried at once (the pauses were served while away)")
+    func awayLong() async throws {
+        let radio = FakeRadio()
+        radio.update { $0.present = false }
+        let clock = ManualClock()
+        let loop = Loop(radio: radio, clock: clock, policy: ReconnectPolicy(floor: .seconds(1), maximum: .seconds(8), rewatch: .seconds(10)))
+        let address = self.address
+        let task = Task { await loop.run(address, observe: { _ in }) { _ in await radio.hold() } }
+        // Let the rewatch guard and the pauses run for a while: attempts keep failing.
+        while radio.log.filter({ $0 == "connect" }).count < 5 {
+            clock.advance(to: await clock.nextDeadline(within: .seconds(60)))
+        }
+        // On to the next watch: the pause after the fifth failure is served while away.
+        while true {
+            let deadline = await clock.nextDeadline(within: .seconds(60))
+            if radio.log.last == "watch" { break }
+            clock.advance(to: deadline)
+        }
+        radio.update { $0.present = true }
+        try await radio.connections(1)
+        task.cancel()
+        await task.value
+    }
+
     @Test("glasses in sight that refuse: attempts are paced, doubling from the floor to the cap")
     func refusing() async throws {
         let radio = FakeRadio()

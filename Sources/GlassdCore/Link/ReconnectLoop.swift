@@ -82,11 +82,13 @@ public struct ReconnectLoop<Radio: LinkRadio, C: Clock>: Sendable where C.Durati
         while !Task.isCancelled {
             do {
                 try await radio.adapterReady()
+                // The pause comes first, so glasses that were away longer than it are tried the
+                // moment they are seen.
+                try await clock.sleep(for: policy.pause(afterFailures: failures))
                 if failures > 0 {
                     await observe(.waiting)
                     try await watch(address)
                 }
-                try await clock.sleep(for: policy.pause(afterFailures: failures))
                 if let lastAttempt { try await clock.sleep(until: lastAttempt.advanced(by: policy.floor), tolerance: nil) }
                 lastAttempt = clock.now
                 await observe(.connecting(reconnect: everConnected))
