@@ -273,26 +273,6 @@ struct LinkIntegrationTests {
             }
         }
     }
-
-    @Test("glasses gone for 2 minutes, then back: glassd reconnects", .timeLimit(.minutes(4)))
-    func goneForTwoMinutes() async throws {
-        try await BLEWorld.with { ble in
-            try await ble.world.withGlassd(config: try ble.writeConfig(reconnectMax: 10)) { _ in
-                let bus = try await ble.world.connect()
-                try await ble.withMonocle(2, txPower: -45) { _ in
-                    _ = try await ble.world.callManager("Pair", "s", [strongest])
-                    try await managerState(bus, "ready")
-                }
-                try await managerState(bus, "disconnected")
-                try await Task.sleep(for: .seconds(120))  // the scenario: away for two minutes
-                try await ble.withMonocle(2, txPower: -45) { _ in
-                    try await managerState(bus, "ready", timeout: .seconds(45))
-                    #expect(try await device(bus, strongest, "ReconnectCount") == .uint32(1))
-                }
-                await bus.close()
-            }
-        }
-    }
 }
 
 /// The State values `glassctl watch --json` prints: the first at once, then `count - 1` more after
