@@ -32,10 +32,10 @@ public final class BlueZState: Sendable {
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
         var valueListeners: [String: PacketInbox] = [:]
-        var changeListeners: [UInt64: AsyncStream<Void>.Continuation] = [:]
     }
 
     private let inner = Mutex(Inner())
+    private let changeTicks = Broadcast<Void>()
 
     public init() {}
 
@@ -78,29 +78,20 @@ public final class BlueZState: Sendable {
     }
 
     private func update(_ change: (inout Snapshot) -> Void) {
-        let (ready, listeners): ([Waiter], [AsyncStream<Void>.Continuation]) = inner.withLock { state in
+        let ready: [Waiter] = inner.withLock { state in
             change(&state.snapshot)
             let snapshot = state.snapshot
             let done = state.waiters.filter { $0.value.check(snapshot) }
             for id in done.keys { state.waiters.removeValue(forKey: id) }
-            return (Array(done.values), Array(state.changeListeners.values))
+            return Array(done.values)
         }
         for waiter in ready { waiter.continuation.resume() }
-        for listener in listeners { listener.yield() }
+        changeTicks.publish(())
     }
 
     /// Ticks after changes (coalesced: a slow reader sees one tick for many changes).
     public func changes() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = inner.withLock { state in
-            defer { state.nextID += 1 }
-            state.changeListeners[state.nextID] = continuation
-            return state.nextID
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.inner.withLock { $0.changeListeners.removeValue(forKey: id) }
-        }
-        return stream
+        changeTicks.subscribe(bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: Notifications

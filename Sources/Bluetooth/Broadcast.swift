@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Synchronization
 
-/// Hands every published value to every current subscriber, each through its own unbounded
-/// stream (link events are rare and none may be lost).
+/// Hands every published value to every current subscriber, each through its own stream:
+/// unbounded by default (link events are rare and none may be lost).
 final class Broadcast<Element: Sendable>: Sendable {
     private struct Subscribers {
         var next: UInt64 = 0
@@ -14,8 +14,10 @@ final class Broadcast<Element: Sendable>: Sendable {
     init() {}
 
     /// A new subscription; `first`, if any, is its first element.
-    func subscribe(first: Element?) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+    func subscribe(
+        first: Element? = nil, bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         if let first { continuation.yield(first) }
         let id = subscribers.withLock { s in
             defer { s.next += 1 }
