@@ -49,6 +49,11 @@ public struct Assistant: Sendable {
         return answer
     }
 
+    /// Forgets every message.
+    public func clearHistory() async throws {
+        try await store.clearHistory()
+    }
+
     public static func validate(_ text: String) throws(AssistantError) {
         if text.allSatisfy(\.isWhitespace) { throw .invalidArgs("The question is empty.") }
         if text.utf8.count > maxQuestionBytes { throw .invalidArgs("The question is longer than 16 KiB.") }

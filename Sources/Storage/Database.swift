@@ -7,10 +7,19 @@ import GlassdCore
 /// reached the WAL with a full sync, so it survives kill -9 and power loss alike.
 public final class GlassdDatabase: Sendable {
     let pool: DatabasePool
+    let directory: String
+
+    /// Scratch databases of imports in progress are named so; one left by a crash is removed on open.
+    static let stagingPrefix = "glassd-import-"
 
     /// Opens (creating if needed) `glassd.sqlite` in `directory`.
     public init(directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        self.directory = directory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        where name.hasPrefix(Self.stagingPrefix) {
+            try? FileManager.default.removeItem(atPath: directory + "/" + name)
+        }
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(5)

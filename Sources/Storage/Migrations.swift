@@ -6,6 +6,9 @@ import GRDB
 ///
 /// - v1: conversations, messages, transcriptions, devices.
 /// - v2: settings (key → value), for what a user sets at run time (the mode).
+/// - v3: history search and import: conversations.imported (imported ones are never the current
+///   conversation), indexes by time and by identity (query id, role, time), and messages_fts, an
+///   FTS5 index of the text kept in step by triggers and built here for existing messages.
 enum Migrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -43,6 +46,28 @@ enum Migrations {
         }
         migrator.registerMigration("v2") { db in
             try db.execute(sql: "CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
+        }
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE conversations ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX messages_by_time ON messages(created_at, id);
+                    CREATE INDEX messages_by_identity ON messages(query_id, role, created_at);
+                    CREATE VIRTUAL TABLE messages_fts USING fts5(
+                        text, content = 'messages', content_rowid = 'id',
+                        tokenize = 'unicode61 remove_diacritics 2');
+                    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+                        INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
+                    END;
+                    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+                        INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+                    END;
+                    CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+                        INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+                        INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
+                    END;
+                    INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+                    """)
         }
         return migrator
     }

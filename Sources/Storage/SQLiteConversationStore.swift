@@ -2,8 +2,8 @@
 import GRDB
 import GlassdCore
 
-/// Conversation history in SQLite. The newest conversation is the current one; clearing the
-/// history deletes every message.
+/// Conversation history in SQLite. The newest conversation glassd started (not imported) is the
+/// current one; clearing the history deletes every message.
 public struct SQLiteConversationStore: ConversationStore {
     private let database: GlassdDatabase
 
@@ -17,7 +17,7 @@ public struct SQLiteConversationStore: ConversationStore {
                 db,
                 sql: """
                     SELECT created_at, query_id, role, text FROM messages
-                    WHERE conversation_id = (SELECT MAX(id) FROM conversations)
+                    WHERE conversation_id = (SELECT MAX(id) FROM conversations WHERE imported = 0)
                     ORDER BY id DESC LIMIT ?
                     """, arguments: [max(0, limit)])
             return rows.reversed().map { row in
@@ -30,7 +30,7 @@ public struct SQLiteConversationStore: ConversationStore {
 
     public func appendTurn(queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64) async throws {
         try await database.pool.write { db in
-            var conversation = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM conversations")
+            var conversation = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM conversations WHERE imported = 0")
             if conversation == nil {
                 try db.execute(sql: "INSERT INTO conversations (started_at) VALUES (?)", arguments: [unixMS])
                 conversation = db.lastInsertedRowID

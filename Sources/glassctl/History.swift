@@ -4,12 +4,30 @@ import DBusKit
 import Foundation
 
 struct History: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the conversation, oldest first.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the last messages, oldest first; or search, export or import them.")
 
     @OptionGroup var options: GlobalOptions
 
     @Option(name: .short, help: "How many messages.")
     var n: UInt32 = 20
+
+    @Option(help: "Messages with all these words (any case or order), best matches first.")
+    var search: String?
+
+    @Option(help: ArgumentHelp("Write every message to FILE as JSON Lines ('-': standard output).", valueName: "FILE"))
+    var export: String?
+
+    @Option(
+        name: .customLong("import"),
+        help: ArgumentHelp("Add the messages of FILE (JSON Lines, as exported; '-': standard input).", valueName: "FILE"))
+    var importFile: String?
+
+    func validate() throws {
+        if [search, export, importFile].compactMap({ $0 }).count > 1 {
+            throw ValidationError("Use at most one of --search, --export and --import.")
+        }
+    }
 
     struct Message: Encodable {
         var time_ms: Int64
@@ -21,7 +39,14 @@ struct History: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            let reply = try await client.call("History", [.uint32(n)])
+            if let export { return try await transfer(client, "ExportHistory", export, O_WRONLY | O_CREAT | O_TRUNC) }
+            if let importFile { return try await transfer(client, "ImportHistory", importFile, O_RDONLY) }
+            let reply =
+                if let search {
+                    try await client.call("SearchHistory", [.string(search), .uint32(n)])
+                } else {
+                    try await client.call("History", [.uint32(n)])
+                }
             let messages = (reply.first?.elements ?? []).compactMap { row -> Message? in
                 guard let f = row.elements, f.count == 4, let t = f[0].int64, let id = f[1].string,
                     let role = f[2].string, let text = f[3].string
@@ -35,6 +60,27 @@ struct History: AsyncParsableCommand {
                 let when = format.string(from: Date(timeIntervalSince1970: Double(m.time_ms) / 1000))
                 print("\(when)  \(m.role.padding(toLength: 9, withPad: " ", startingAt: 0))  \(m.text)")
             }
+        }
+    }
+}
+
+extension History {
+    /// Export or import through a descriptor of `path`: glassd reads or writes it itself, so the
+    /// file's size never passes through a D-Bus message.
+    private func transfer(_ client: Client, _ member: String, _ path: String, _ flags: Int32) async throws {
+        let fd = path == "-" ? (flags == O_RDONLY ? 0 : 1) : open(path, flags | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            FileHandle.standardError.write(Data("glassctl: \(path): \(String(cString: strerror(errno)))\n".utf8))
+            throw ExitCode.failure
+        }
+        defer { if path != "-" { close(fd) } }
+        // Long histories take a while; the whole file goes in one call.
+        let reply = try await client.call(member, [.unixFD(fd)], timeoutSeconds: 3600)
+        if let imported = reply.first?.uint32 {
+            if options.json { return try printJSON(["imported": imported]) }
+            print("Imported \(imported) messages.")
+        } else if options.json {
+            try printJSON(["exported": true])
         }
     }
 }

@@ -14,8 +14,8 @@ struct StorageTests {
     func migrations() throws {
         let dir = directory()
         let database = try GlassdDatabase(directory: dir)
-        #expect(try database.appliedMigrations() == ["v1", "v2"])
-        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2"])
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3"])
+        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2", "v3"])
         #expect(FileManager.default.fileExists(atPath: dir + "/glassd.sqlite-wal"))
     }
 

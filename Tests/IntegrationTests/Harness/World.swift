@@ -49,10 +49,11 @@ struct World: Sendable {
         return path
     }
 
-    /// Runs glassd on this world's bus until `body` ends; waits for READY=1 first.
+    /// Runs glassd on this world's bus until `body` ends; waits for READY=1 first. Its state is in
+    /// `stateDirectory` under the world's folder.
     func withGlassd<R: Sendable>(
         config: String? = nil, environment: [String: String] = [:], logLevel: String = "debug",
-        _ body: (Glassd) async throws -> R
+        stateDirectory: String = "state", _ body: (Glassd) async throws -> R
     ) async throws -> R {
         let configPath = try config ?? writeConfig()
         let notify = try NotifySocket(path: directory + "/notify-\(UUID().uuidString.prefix(6))")
@@ -63,7 +64,7 @@ struct World: Sendable {
         env["NOTIFY_SOCKET"] = notify.path
         return try await withBackground(
             Paths.glassd,
-            ["--bus", "session", "--config", configPath, "--state-dir", directory + "/state", "--log-level", logLevel],
+            ["--bus", "session", "--config", configPath, "--state-dir", directory + "/" + stateDirectory, "--log-level", logLevel],
             environment: env, log: directory + "/glassd.log", firstLine: false
         ) { process, _ in
             guard await notify.wait(for: "READY=1") else {

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GRDB
+import GlassdCore
+
+/// Every stored message, past conversations and imported ones included: the last ones by time,
+/// full-text search, and export as JSON Lines (HistoryArchive+Import reads them back).
+public struct HistoryArchive: Sendable {
+    let database: GlassdDatabase
+
+    public init(database: GlassdDatabase) {
+        self.database = database
+    }
+
+    /// The last `limit` messages by time, oldest first.
+    public func recent(limit: Int) async throws(HistoryError) -> [StoredMessage] {
+        try await fetch(
+            """
+            SELECT created_at, query_id, role, text FROM messages
+            ORDER BY created_at DESC, id DESC LIMIT ?
+            """, [max(0, limit)]
+        ).reversed()
+    }
+
+    /// Messages holding every word of `words` (any case, any order, diacritics folded), best first.
+    public func search(_ words: String, limit: Int) async throws(HistoryError) -> [StoredMessage] {
+        let match = try Self.matchExpression(words)
+        do {
+            return try await fetch(
+                """
+                SELECT m.created_at, m.query_id, m.role, m.text
+                FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+                WHERE messages_fts MATCH ? ORDER BY messages_fts.rank LIMIT ?
+                """, [match, max(0, limit)])
+        } catch .failed {
+            // The expression is built to be valid; should SQLite still refuse it, the words are at fault.
+            throw .invalidQuery("The search words cannot be searched for.")
+        }
+    }
+
+    /// An FTS5 expression of `words`: each one quoted (so no word is an operator or syntax) and
+    /// all of them required.
+    static func matchExpression(_ words: String) throws(HistoryError) -> String {
+        let quoted = words.split(whereSeparator: \.isWhitespace).map { word in
+            "\"" + word.replacing("\"", with: "\"\"") + "\""
+        }
+        guard !quoted.isEmpty else { throw .invalidQuery("The search has no words.") }
+        return quoted.joined(separator: " ")
+    }
+
+    /// Writes every message to `fd` as JSON Lines, oldest first, from one snapshot.
+    public func export(to fd: Int32) async throws(HistoryError) {
+        do {
+            try await database.pool.read { db in
+                let lines = try String.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT json_object('created_at', created_at, 'query_id', query_id, 'role', role,
+                            'text', text, 'mode', mode, 'conversation', conversation_id)
+                        FROM messages ORDER BY created_at, id
+                        """)
+                var buffer: [UInt8] = []
+                buffer.reserveCapacity(1 << 16)
+                while let line = try lines.next() {
+                    buffer.append(contentsOf: line.utf8)
+                    buffer.append(UInt8(ascii: "\n"))
+                    if buffer.count >= 1 << 16 {
+                        try DescriptorIO.write(fd, buffer)
+                        buffer.removeAll(keepingCapacity: true)
+                    }
+                }
+                try DescriptorIO.write(fd, buffer)
+            }
+        } catch let error as HistoryError {
+            throw error
+        } catch {
+            throw .failed("Could not read the history: \(error)")
+        }
+    }
+
+    private func fetch(_ sql: String, _ arguments: StatementArguments) async throws(HistoryError) -> [StoredMessage] {
+        do {
+            return try await database.pool.read { db in
+                try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                    StoredMessage(
+                        createdAt: row[0], queryID: row[1], role: ChatMessage.Role(rawValue: row[2]) ?? .user,
+                        text: row[3])
+                }
+            }
+        } catch {
+            throw .failed("Could not read the history: \(error)")
+        }
+    }
+}
