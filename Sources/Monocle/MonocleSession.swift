@@ -43,8 +43,6 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private let sink: AsyncStream<SessionEvent>.Continuation
     /// Every status change (none coalesced) and device message, in order.
     public nonisolated let events: AsyncStream<SessionEvent>
-    /// REPL round trips of the last bring-up, for the benchmark.
-    public private(set) var lastRoundTrips = 0
 
     public init(scripts: DeviceScripts, clock: C, settings: SessionSettings = SessionSettings(), logger: Logger) {
         self.scripts = scripts
@@ -197,7 +195,8 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
             group.cancelAll()
             guard ready else { throw ReplError.timeout("starting the scripts (no rdy:)") }
         }
-        lastRoundTrips = await repl.roundTrips
+        let roundTrips = await repl.roundTrips
+        logger.info("scripts running", metadata: ["repl_round_trips": "\(roundTrips)", "uploaded": "\(upload)"])
         info.runningScripts = scripts.version
         self.dataLink = dataLink
         self.maxPayload = maxPayload

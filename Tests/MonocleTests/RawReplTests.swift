@@ -25,6 +25,7 @@ struct RawReplTests {
         let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: settings())
         try await repl.enter()
         #expect(try await repl.execute("print(1+1)") == "2\r\n")
+        #expect(await repl.roundTrips == 2)  // the sync probe and the command
         // Ctrl-C, Ctrl-C, Ctrl-A, then commands; never 0x1C.
         #expect(Array(device.written.prefix(3)) == [0x03, 0x03, 0x01])
         #expect(!device.written.contains(0x1C))
