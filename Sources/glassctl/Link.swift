@@ -149,7 +149,7 @@ struct Watch: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            let changes = try await client.connection.signals(
+            let changes = try await client.connection.subscribe(
                 SignalMatch(sender: GlassdBus.name, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
             func show(_ change: Change) throws {
                 if options.json {
@@ -160,11 +160,19 @@ struct Watch: AsyncParsableCommand {
                 fflush(nil)
             }
             // Where things stand, then every change (the subscription is already in place).
-            for property in [GlassdBus.Property.state, GlassdBus.Property.pairedDevice] {
-                let value = try await client.property(property)
-                try show(Change(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, property: property, value: value.display))
+            func showCurrent() async throws {
+                for property in [GlassdBus.Property.state, GlassdBus.Property.pairedDevice] {
+                    let value = try await client.property(property)
+                    try show(Change(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, property: property, value: value.display))
+                }
             }
-            for await signal in changes {
+            try await showCurrent()
+            for await event in changes {
+                guard case .signal(let signal) = event else {
+                    // Too far behind, changes were missed: say where things stand now.
+                    try await showCurrent()
+                    continue
+                }
                 guard signal.arguments.count >= 2, let interface = signal.arguments[0].string else { continue }
                 for (name, value) in (signal.arguments[1].stringKeyed ?? [:]).sorted(by: { $0.key < $1.key }) {
                     try show(Change(path: signal.path, interface: interface, property: name, value: value.unwrapped.display))
