@@ -6,12 +6,12 @@ import Foundation
 public struct Assistant: Sendable {
     /// Questions longer than this are refused (bytes of UTF-8).
     public static let maxQuestionBytes = 16 * 1024
-    /// How many stored messages are considered before the character budget trims them.
-    static let historyWindow = 200
+    /// How many stored messages the first turn reads before the character budget trims them.
+    static let historyWindow = 1000
 
     private let client: OpenAIChatClient?
     private let store: any ConversationStore
-    private let historyBudget: Int
+    private let context: ConversationContext
     private let now: @Sendable () -> Int64
 
     /// `client` is nil when no server is configured: questions then fail with `.notConfigured`.
@@ -21,7 +21,7 @@ public struct Assistant: Sendable {
     ) {
         self.client = client
         self.store = store
-        self.historyBudget = historyBudget
+        self.context = ConversationContext(store: store, budget: historyBudget, window: Self.historyWindow)
         self.now = now
     }
 
@@ -32,26 +32,27 @@ public struct Assistant: Sendable {
         guard let client else {
             throw .notConfigured("No assistant server is configured: set [assistant] base_url in glassd.conf.")
         }
-        let history: [StoredMessage]
+        let earlier: [ChatMessage]
         do {
-            history = try await store.recentMessages(limit: Self.historyWindow)
+            earlier = try await context.messages()
         } catch {
             throw .internalFailure("Could not read the conversation history.")
         }
-        let context = ContextBudget.select(history.map { ChatMessage($0.role, $0.text) }, budget: historyBudget)
-        let messages = [ChatMessage(.system, mode.systemPrompt)] + context + [ChatMessage(.user, text)]
+        let messages = [ChatMessage(.system, mode.systemPrompt)] + earlier + [ChatMessage(.user, text)]
         let answer = try await client.complete(messages, onDelta: onDelta)
         do {
             try await store.appendTurn(queryID: queryID, question: text, answer: answer, mode: mode, at: now())
         } catch {
             throw .internalFailure("The answer could not be saved.")
         }
+        context.append(question: text, answer: answer)
         return answer
     }
 
-    /// Forgets every message.
+    /// Forgets every message, stored and in memory.
     public func clearHistory() async throws {
         try await store.clearHistory()
+        context.clear()
     }
 
     public static func validate(_ text: String) throws(AssistantError) {

@@ -221,15 +221,10 @@ public struct OpenAIChatClient: Sendable {
             ("Content-Type", "application/json"), ("Accept", "text/event-stream"), ("User-Agent", "glassd"),
         ]
         if let key = config.apiKey { headers.append(("Authorization", "Bearer \(key)")) }
-        let body: [String: Any] = [
-            "model": config.model,
-            "stream": true,
-            "messages": messages.map { ["role": $0.role.rawValue, "content": $0.content] },
-        ]
-        let json = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         let base = config.baseURL.hasSuffix("/") ? String(config.baseURL.dropLast()) : config.baseURL
         return HTTPRequest(
-            url: base + "/chat/completions", headers: headers, body: Array(json), timeout: timeout,
+            url: base + "/chat/completions", headers: headers,
+            body: ChatRequestBody.encode(model: config.model, messages: messages), timeout: timeout,
             connectTimeout: min(timeout, .seconds(10)))
     }
 }

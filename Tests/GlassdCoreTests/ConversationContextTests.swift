@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+@testable import GlassdCore
+import Synchronization
+import Testing
+
+/// A MemoryStore that counts its reads.
+final class CountingStore: ConversationStore {
+    let inner = MemoryStore()
+    let reads = Mutex(0)
+
+    func recentMessages(limit: Int) async throws -> [StoredMessage] {
+        reads.withLock { $0 += 1 }
+        return try await inner.recentMessages(limit: limit)
+    }
+
+    func appendTurn(queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64) async throws {
+        try await inner.appendTurn(queryID: queryID, question: question, answer: answer, mode: mode, at: unixMS)
+    }
+
+    func clearHistory() async throws { try await inner.clearHistory() }
+}
+
+@Suite("Conversation context in memory")
+struct ConversationContextTests {
+    @Test("read once, then appended turns give what trimming the whole history would")
+    func matchesFullSelection() async throws {
+        let store = CountingStore()
+        for i in 0..<5 {
+            try await store.appendTurn(queryID: "\(i)", question: "q\(i)", answer: "answer \(i)", mode: .assistant, at: 0)
+        }
+        let context = ConversationContext(store: store, budget: 40, window: 1000)
+        for i in 5..<40 {
+            let question = String(repeating: "x", count: i % 7), answer = "a\(i)"
+            _ = try await context.messages()
+            try await store.appendTurn(queryID: "\(i)", question: question, answer: answer, mode: .assistant, at: 0)
+            context.append(question: question, answer: answer)
+            let everything = try await store.inner.recentMessages(limit: 1000).map { ChatMessage($0.role, $0.text) }
+            #expect(try await context.messages() == ContextBudget.select(everything, budget: 40))
+        }
+        #expect(store.reads.withLock { $0 } == 1)
+        context.clear()
+        #expect(try await context.messages().isEmpty)
+        #expect(store.reads.withLock { $0 } == 1)
+    }
+
+    @Test("a turn stored while the first read is under way is not lost")
+    func appendBeforeLoad() async throws {
+        let store = CountingStore()
+        let context = ConversationContext(store: store, budget: 100, window: 1000)
+        try await store.appendTurn(queryID: "1", question: "q", answer: "a", mode: .assistant, at: 0)
+        context.append(question: "q", answer: "a")
+        #expect(try await context.messages() == [ChatMessage(.user, "q"), ChatMessage(.assistant, "a")])
+    }
+}
