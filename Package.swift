@@ -92,7 +92,11 @@ let package = Package(
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "GlassdDaemonTests",
-            dependencies: ["GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit"],
+            dependencies: [
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit",
+                // To build a database as an older glassd left it, for the migrations.
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
+import GRDB
 import GlassdCore
 import Storage
 import Testing
@@ -54,5 +55,47 @@ struct StorageTests {
         let odd = "it's \"quoted\"\n; DROP TABLE messages; -- 🙂 \t end"
         try await store.appendTurn(queryID: "x", question: odd, answer: odd, mode: .assistant, at: 1)
         #expect(try await store.recentMessages(limit: 2).map(\.text) == [odd, odd])
+    }
+}
+
+@Suite("SQLite migrations of existing databases")
+struct MigrationTests {
+    @Test("a database from before v3 gets its messages indexed for search, and keeps its conversation")
+    func v2ToV3() async throws {
+        let dir = NSTemporaryDirectory() + "glassd-db-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // The v1 and v2 schema as glassd 0.1 created it, with GRDB's record of both migrations.
+        let old = try DatabaseQueue(path: dir + "/glassd.sqlite")
+        try await old.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                    INSERT INTO grdb_migrations VALUES ('v1'), ('v2');
+                    CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT, started_at INTEGER NOT NULL);
+                    CREATE TABLE messages (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL, query_id TEXT NOT NULL,
+                        role TEXT NOT NULL CHECK (role IN ('user', 'assistant')), text TEXT NOT NULL, mode TEXT NOT NULL);
+                    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+                    CREATE TABLE devices (address TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL DEFAULT '',
+                        paired_at INTEGER NOT NULL, last_seen INTEGER);
+                    CREATE TABLE transcriptions (id TEXT PRIMARY KEY NOT NULL, text TEXT NOT NULL,
+                        source_device TEXT REFERENCES devices(address) ON DELETE SET NULL,
+                        created_at INTEGER NOT NULL, consumed_at INTEGER);
+                    CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    INSERT INTO conversations (started_at) VALUES (1);
+                    INSERT INTO messages (conversation_id, created_at, query_id, role, text, mode)
+                        VALUES (1, 1, 'a', 'user', 'Où est la bibliothèque ?', 'translator'),
+                               (1, 1, 'a', 'assistant', 'Where is the library?', 'translator');
+                    """)
+        }
+        try old.close()
+        let database = try GlassdDatabase(directory: dir)
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3"])
+        #expect(try await HistoryArchive(database: database).search("BIBLIOTHEQUE ou", limit: 5).map(\.text) == [
+            "Où est la bibliothèque ?"
+        ])
+        #expect(try await SQLiteConversationStore(database: database).recentMessages(limit: 5).count == 2)
     }
 }
