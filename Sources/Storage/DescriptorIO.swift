@@ -1,43 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Glibc
 
-/// Blocking reads and writes on a descriptor a caller passed, for GRDB's queues (never the
-/// cooperative pool). A non-blocking descriptor is waited on with poll, not retried in a loop.
-enum DescriptorIO {
-    /// Reads up to `count` bytes into `buffer`; 0 at end of file.
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(HistoryError) -> Int {
+/// Reads and writes on a descriptor a caller passed, for GRDB's queues (never the cooperative
+/// pool). Every wait is a poll on the descriptor and on a pipe that the calling task's
+/// cancellation (its caller left the bus) makes readable, so a sender that never closes its pipe cannot
+/// hold a thread for ever; a non-blocking descriptor works too.
+struct DescriptorIO: Sendable {
+    let fd: Int32
+    private let cancel: Int32
+
+    /// Runs `body` with `fd`; cancelling the current task makes its reads and writes fail.
+    static func with<R: Sendable>(
+        _ fd: Int32, _ body: (DescriptorIO) async throws(HistoryError) -> R
+    ) async throws(HistoryError) -> R {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw .failed("No pipe: \(String(cString: strerror(errno))).") }
+        defer { close(ends[0]); close(ends[1]) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let io = DescriptorIO(fd: fd, cancel: ends[0])
+        let signal = ends[1]
+        let result: Result<R, HistoryError> = await withTaskCancellationHandler {
+            do throws(HistoryError) { return .success(try await body(io)) } catch { return .failure(error) }
+        } onCancel: {
+            // Never read, so it stays readable: every later wait sees it.
+            var byte: UInt8 = 1
+            _ = Glibc.write(signal, &byte, 1)
+        }
+        return try result.get()
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 at end of file.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(HistoryError) -> Int {
         while true {
+            try wait(for: Int16(POLLIN))
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: try wait(fd, for: Int16(POLLIN))
-            default: throw .badDescriptor("Cannot read the file: \(String(cString: strerror(errno))).")
+            guard errno == EINTR || errno == EAGAIN else {
+                throw .badDescriptor("Cannot read the file: \(String(cString: strerror(errno))).")
             }
         }
     }
 
     /// Writes all of `bytes`.
-    static func write(_ fd: Int32, _ bytes: [UInt8]) throws(HistoryError) {
+    func write(_ bytes: [UInt8]) throws(HistoryError) {
         var done = 0
         while done < bytes.count {
+            try wait(for: Int16(POLLOUT))
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
             if n >= 0 {
                 done += n
-                continue
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: try wait(fd, for: Int16(POLLOUT))
-            default: throw .badDescriptor("Cannot write the file: \(String(cString: strerror(errno))).")
+            } else if errno != EINTR && errno != EAGAIN {
+                throw .badDescriptor("Cannot write the file: \(String(cString: strerror(errno))).")
             }
         }
     }
 
-    private static func wait(_ fd: Int32, for events: Int16) throws(HistoryError) {
-        var entry = pollfd(fd: fd, events: events, revents: 0)
-        while poll(&entry, 1, -1) < 0 {
-            guard errno == EINTR else { throw .badDescriptor("Cannot wait on the file: \(String(cString: strerror(errno))).") }
+    /// Until `fd` is ready for `events` (or hung up: the read or write then says why).
+    private func wait(for events: Int16) throws(HistoryError) {
+        var entries = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)]
+        while poll(&entries, 2, -1) < 0 {
+            guard errno == EINTR else { throw .failed("Cannot wait on the file: \(String(cString: strerror(errno))).") }
         }
+        if entries[1].revents != 0 { throw .badDescriptor("The caller left.") }
+        if entries[0].revents & Int16(POLLNVAL) != 0 { throw .badDescriptor("Not an open file.") }
     }
 }

@@ -15,6 +15,10 @@ extension HistoryArchive {
     /// flat), checked there, and only then copied in one transaction: a slow or stuck sender never
     /// holds the writer, and a bad line leaves nothing behind.
     public func importMessages(from fd: Int32) async throws(HistoryError) -> Int {
+        try await DescriptorIO.with(fd) { io async throws(HistoryError) in try await importMessages(from: io) }
+    }
+
+    private func importMessages(from io: DescriptorIO) async throws(HistoryError) -> Int {
         let path = database.directory + "/" + GlassdDatabase.stagingPrefix + UUID().uuidString + ".sqlite"
         defer { unlink(path) }
         do {
@@ -24,7 +28,7 @@ extension HistoryArchive {
                 try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
             }
             let staging = try DatabaseQueue(path: path, configuration: config)
-            try await staging.write { db in try Self.stage(fd, into: db) }
+            try await staging.write { db in try Self.stage(io, into: db) }
             try staging.close()
             return try await database.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [path])
@@ -38,14 +42,16 @@ extension HistoryArchive {
             }
         } catch let error as HistoryError {
             throw error
+        } catch is CancellationError {
+            throw .badDescriptor("The caller left.")
         } catch {
             throw .failed("Could not import the history: \(error)")
         }
     }
 
-    /// Copies the lines of `fd` into `lines`, checks them, and leaves their messages in `rows`,
+    /// Copies the lines of `io` into `lines`, checks them, and leaves their messages in `rows`,
     /// without the file's own repeats.
-    private static func stage(_ fd: Int32, into db: Database) throws {
+    private static func stage(_ io: DescriptorIO, into db: Database) throws {
         try db.execute(sql: "CREATE TABLE lines (n INTEGER PRIMARY KEY, json TEXT NOT NULL)")
         let insert = try db.makeStatement(sql: "INSERT INTO lines (n, json) VALUES (?, ?)")
         var lineNumber = 0
@@ -62,7 +68,7 @@ extension HistoryArchive {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
         while true {
-            let count = try DescriptorIO.read(fd, into: chunk)
+            let count = try io.read(into: chunk)
             if count == 0 { break }
             var start = 0
             let bytes = UnsafeRawBufferPointer(rebasing: chunk[..<count])

@@ -49,6 +49,10 @@ public struct HistoryArchive: Sendable {
 
     /// Writes every message to `fd` as JSON Lines, oldest first, from one snapshot.
     public func export(to fd: Int32) async throws(HistoryError) {
+        try await DescriptorIO.with(fd) { io async throws(HistoryError) in try await export(to: io) }
+    }
+
+    private func export(to io: DescriptorIO) async throws(HistoryError) {
         do {
             try await database.pool.read { db in
                 let lines = try String.fetchCursor(
@@ -64,14 +68,16 @@ public struct HistoryArchive: Sendable {
                     buffer.append(contentsOf: line.utf8)
                     buffer.append(UInt8(ascii: "\n"))
                     if buffer.count >= 1 << 16 {
-                        try DescriptorIO.write(fd, buffer)
+                        try io.write(buffer)
                         buffer.removeAll(keepingCapacity: true)
                     }
                 }
-                try DescriptorIO.write(fd, buffer)
+                try io.write(buffer)
             }
         } catch let error as HistoryError {
             throw error
+        } catch is CancellationError {
+            throw .badDescriptor("The caller left.")
         } catch {
             throw .failed("Could not read the history: \(error)")
         }

@@ -127,4 +127,19 @@ struct HistoryArchiveTests {
         #expect(try await archive.recent(limit: 10).isEmpty)
         #expect(try await importText(good + "\r\n", into: archive) == 1)
     }
+
+    @Test("an import from a pipe nobody closes ends when its caller goes (the task is cancelled)")
+    func cancelledImport() async throws {
+        let archive = HistoryArchive(database: try await database([]))
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let line = #"{"created_at":1,"query_id":"q","role":"user","text":"t","mode":"assistant","conversation":1}"# + "\n"
+        try #require(line.utf8.count == line.withCString { write(ends[1], $0, strlen($0)) })
+        let reader = ends[0]
+        let task = Task { try await archive.importMessages(from: reader) }
+        task.cancel()
+        await #expect(throws: HistoryError.badDescriptor("The caller left.")) { try await task.value }
+        #expect(try await archive.recent(limit: 5).isEmpty)
+    }
 }
