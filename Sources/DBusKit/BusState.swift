@@ -19,8 +19,12 @@ final class BusState {
         var callerGone: CallerGone
     }
 
-    /// Unique names with calls in flight, each watched for leaving the bus.
+    /// Unique names with calls in flight, each watched for leaving the bus. A watch outlives its
+    /// calls, so a client that calls again costs no new match rule or GetNameOwner; at most
+    /// `maxIdleWatches` idle ones are kept (the oldest go first).
     private var watches: [String: CallerWatch] = [:]
+    private var idleWatches: [String] = []
+    static let maxIdleWatches = 64
     /// Watches no longer needed, whose slots are dropped after dispatching (`buryWatches()`).
     private var finishedWatches: [CallerWatch] = []
 
@@ -91,6 +95,7 @@ final class BusState {
         // No sender on a direct connection: nobody to watch.
         guard !sender.isEmpty, let bus else { return }
         if let watch = watches[sender] {
+            if watch.calls.isEmpty { idleWatches.removeAll { $0 == sender } }
             watch.calls.insert(id)
             return
         }
@@ -103,9 +108,10 @@ final class BusState {
     private func unwatch(_ sender: String, _ id: UInt64) {
         guard let watch = watches[sender] else { return }
         watch.calls.remove(id)
-        if watch.calls.isEmpty {
-            watches.removeValue(forKey: sender)
-            finishedWatches.append(watch)
+        guard watch.calls.isEmpty else { return }
+        idleWatches.append(sender)
+        if idleWatches.count > Self.maxIdleWatches, let oldest = watches.removeValue(forKey: idleWatches.removeFirst()) {
+            finishedWatches.append(oldest)
         }
     }
 
@@ -114,6 +120,7 @@ final class BusState {
     func callerLeft(_ watch: CallerWatch) {
         guard watches[watch.name] === watch else { return }
         watches.removeValue(forKey: watch.name)
+        idleWatches.removeAll { $0 == watch.name }
         finishedWatches.append(watch)
         for id in watch.calls {
             guard let reply = pending.removeValue(forKey: id) else { continue }
@@ -138,6 +145,7 @@ final class BusState {
         pending.removeAll()
         finishedWatches.append(contentsOf: watches.values)
         watches.removeAll()
+        idleWatches.removeAll()
         buryWatches()
         for (_, call) in calls { call.finish(.failure(BusError.failed("the bus connection closed"))) }
         incoming.finish()
