@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import GlassdCore
 import Foundation
 import Testing
 
@@ -102,12 +103,13 @@ struct DBusKitTests {
 
     @Test("beyond maxPendingCalls unanswered calls, a call is refused at once with LimitsExceeded")
     func pendingCallLimit() async throws {
-        let release = Gate()
+        let release = OneShotEvent()
         let (started, startedSink) = AsyncStream.makeStream(of: Void.self)
         let spec = InterfaceSpec(name: Self.iface, methods: [
             .init("Held", output: [("released", "b")]) { _ in
                 startedSink.yield()
-                return [.bool(await release.wait())]
+                await release.wait()
+                return [.bool(release.hasFired)]
             },
             .init("Fast", output: [("v", "u")]) { _ in [.uint32(1)] },
         ])
@@ -128,7 +130,7 @@ struct DBusKitTests {
                 } catch let error as BusError {
                     #expect(error.name == "org.freedesktop.DBus.Error.LimitsExceeded")
                 }
-                release.open()
+                release.fire()
                 var replies: [[DBusValue]] = []
                 for try await reply in group { replies.append(reply) }
                 #expect(replies == Array(repeating: [.bool(true)], count: 3))
@@ -176,15 +178,15 @@ struct DBusKitTests {
 
     @Test("a handler is cancelled when its caller leaves the bus, and its call no longer counts")
     func callerLeaves() async throws {
-        let never = Gate()
+        let never = OneShotEvent()
         let (started, startedSink) = AsyncStream.makeStream(of: Void.self)
         let (ended, endedSink) = AsyncStream.makeStream(of: Bool.self)
         let spec = InterfaceSpec(name: Self.iface, methods: [
             .init("Slow") { _ in
                 startedSink.yield()
-                // The gate is never opened: only cancellation ends this wait.
-                let opened = await never.wait()
-                endedSink.yield(!opened && Task.isCancelled)
+                // Never fired: only cancellation ends this wait.
+                await never.wait()
+                endedSink.yield(!never.hasFired && Task.isCancelled)
                 return []
             },
             .init("Fast", output: [("v", "u")]) { _ in [.uint32(1)] },
@@ -291,7 +293,7 @@ struct DBusKitTests {
     @Test("a cancelled call ends without waiting for its reply, and the connection keeps working")
     func cancellation() async throws {
         let started = AsyncStream.makeStream(of: Void.self)
-        let never = Gate()
+        let never = OneShotEvent()
         let handlerReturned = Flag()
         let spec = InterfaceSpec(name: Self.iface, methods: [
             .init("Slow") { _ in

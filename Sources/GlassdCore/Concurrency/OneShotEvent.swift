@@ -10,5 +10,8 @@ public final class OneShotEvent: Sendable {
 
     public func fire() { pulse.pulse() }
 
+    /// Whether it has been fired (a wait that returned without it was cancelled).
+    public var hasFired: Bool { pulse.ticket() != 0 }
+
     public func wait() async { await pulse.wait(after: 0) }
 }
