@@ -54,22 +54,14 @@ struct SessionIntegrationTests {
         let changes = try await bus.signals(
             SignalMatch(path: devicePath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         try await action()
-        return try await withThrowingTaskGroup(of: [String].self) { group in
-            group.addTask {
-                var states: [String] = []
-                for await signal in changes where signal.arguments.first?.string == GlassdBus.deviceInterface {
-                    guard let state = signal.arguments[1].stringKeyed?[GlassdBus.DeviceProperty.state]?.string else { continue }
-                    states.append(state)
-                    if state == last { return states }
-                }
-                throw TestFailure("signals ended; states so far: \(states)")
+        return try await within(timeout, failure: { "Device1.State did not reach \(last) within \(timeout)" }) {
+            var states: [String] = []
+            for await signal in changes where signal.arguments.first?.string == GlassdBus.deviceInterface {
+                guard let state = signal.arguments[1].stringKeyed?[GlassdBus.DeviceProperty.state]?.string else { continue }
+                states.append(state)
+                if state == last { return states }
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw TestFailure("Device1.State did not reach \(last) within \(timeout)")
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
+            throw TestFailure("signals ended; states so far: \(states)")
         }
     }
 

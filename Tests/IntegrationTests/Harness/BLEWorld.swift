@@ -115,18 +115,10 @@ func waitForProperty(
         destination, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
         [.string(interface), .string(name)])
     if current?.first == .variant(expected) { return }
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask {
-            for await signal in changes where signal.arguments.first?.string == interface {
-                if signal.arguments[1].stringKeyed?[name] == .variant(expected) { return }
-            }
-            throw TestFailure("signals ended before \(name) became \(expected)")
+    try await within(timeout, failure: { "\(path) \(name) did not become \(expected) within \(timeout)" }) {
+        for await signal in changes where signal.arguments.first?.string == interface {
+            if signal.arguments[1].stringKeyed?[name] == .variant(expected) { return }
         }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw TestFailure("\(path) \(name) did not become \(expected) within \(timeout)")
-        }
-        defer { group.cancelAll() }
-        try await group.next()
+        throw TestFailure("signals ended before \(name) became \(expected)")
     }
 }

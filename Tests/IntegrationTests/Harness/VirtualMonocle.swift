@@ -35,19 +35,13 @@ struct VirtualMonocle: Sendable {
         try await action()
         let now = try await displayText()
         if now.contains(text) { return now }
-        return try await withThrowingTaskGroup(of: String.self) { group in
-            group.addTask {
-                for await frame in frames {
-                    if let shown = frame.arguments.first?.string, shown.contains(text) { return shown }
-                }
-                throw TestFailure("display signals ended before it showed \(text)")
+        return try await within(timeout, failure: {
+            "the virtual display did not show \(text) within \(timeout); it shows: \((try? await displayText()) ?? "?")"
+        }) {
+            for await frame in frames {
+                if let shown = frame.arguments.first?.string, shown.contains(text) { return shown }
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw TestFailure("the virtual display did not show \(text) within \(timeout); it shows: \(try await displayText())")
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
+            throw TestFailure("display signals ended before it showed \(text)")
         }
     }
 }
