@@ -33,8 +33,4 @@ final class Broadcast<Element: Sendable>: Sendable {
     func publish(_ value: Element) {
         for continuation in subscribers.withLock({ Array($0.all.values) }) { continuation.yield(value) }
     }
-
-    func finish() {
-        for continuation in subscribers.withLock({ Array($0.all.values) }) { continuation.finish() }
-    }
 }

@@ -91,7 +91,4 @@ public enum DeviceCommands {
 
     /// Resumes the scripts' main loop without a reboot (their globals survive the Ctrl-C).
     public static let resume = "run()"
-
-    /// Whether the scripts' entry point is defined (main.py ran in this boot).
-    public static let hasEntryPoint = "print('run' in globals())"
 }
