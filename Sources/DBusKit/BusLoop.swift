@@ -34,11 +34,17 @@ public final class BusLoop: SerialExecutor {
         case draining
     }
 
+    /// Jobs and closures run in the order they were queued: a signal posted before a reply is
+    /// sent before it.
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
     private struct Queue {
-        var jobs: [UnownedJob] = []
-        var closures: [@Sendable () -> Void] = []
+        var work: [Work] = []
         var phase = Phase.running
-        var isEmpty: Bool { jobs.isEmpty && closures.isEmpty }
+        var isEmpty: Bool { work.isEmpty }
     }
 
     private let queue = Mutex(Queue())
@@ -58,22 +64,27 @@ public final class BusLoop: SerialExecutor {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        add { $0.jobs.append(unowned) }
+        add { $0.work.append(.job(unowned)) }
     }
 
     /// Runs `body` on the loop thread soon; for synchronous callers such as stream terminations.
     func execute(_ body: @escaping @Sendable () -> Void) {
-        add { $0.closures.append(body) }
+        add { $0.work.append(.closure(body)) }
     }
 
     private func add(_ insert: (inout Queue) -> Void) {
         let startDrain = queue.withLock { queue -> Bool in
+            let wasEmpty = queue.isEmpty
             insert(&queue)
             switch queue.phase {
             case .running, .stopping:
-                // Under the lock, so the loop cannot close the eventfd meanwhile.
-                var one: UInt64 = 1
-                _ = write(wakeFD, &one, 8)
+                // Work already queued has woken the loop, which takes the whole queue after the
+                // wake-up: one eventfd write per batch. Under the lock, so the loop cannot close
+                // the eventfd meanwhile.
+                if wasEmpty {
+                    var one: UInt64 = 1
+                    _ = write(wakeFD, &one, 8)
+                }
                 return false
             case .stopped:
                 queue.phase = .draining
@@ -144,16 +155,17 @@ public final class BusLoop: SerialExecutor {
 
     /// Runs the jobs and closures queued so far.
     private func runQueued() {
-        let (jobs, closures) = queue.withLock { queue in
-            defer {
-                queue.jobs.removeAll(keepingCapacity: true)
-                queue.closures.removeAll()
-            }
-            return (queue.jobs, queue.closures)
+        let work = queue.withLock { queue in
+            defer { queue.work.removeAll(keepingCapacity: true) }
+            return queue.work
         }
         let executor = asUnownedSerialExecutor()
-        for job in jobs { job.runSynchronously(on: executor) }
-        for body in closures { body() }
+        for item in work {
+            switch item {
+            case .job(let job): job.runSynchronously(on: executor)
+            case .closure(let body): body()
+            }
+        }
     }
 
     private func run(step: @Sendable () -> PollRequest?) {

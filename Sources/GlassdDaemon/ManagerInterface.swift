@@ -56,11 +56,10 @@ struct ManagerInterface {
         ]
     }
 
-    private func emit(_ signal: String, _ arguments: [DBusValue]) async {
-        do {
-            try await connection.emit(signal, interface: GlassdBus.managerInterface, at: GlassdBus.managerPath, arguments)
-        } catch {
-            logger.warning("cannot emit \(signal), ignoring: \(error)")
+    /// Queued, not awaited: the bus thread sends signals in order, and before the method's reply.
+    private func emit(_ signal: String, _ arguments: [DBusValue]) {
+        connection.post(signal, interface: GlassdBus.managerInterface, at: GlassdBus.managerPath, arguments) {
+            [logger] error in logger.warning("cannot emit \(signal), ignoring: \(error)")
         }
     }
 
@@ -72,14 +71,14 @@ struct ManagerInterface {
         log.debug("query", metadata: ["text": "\(text)"])
         do {
             let answer = try await assistant.ask(text, queryID: id, mode: mode.mode) { piece in
-                await emit(GlassdBus.Signal.answerDelta, [.string(id), .string(piece)])
+                emit(GlassdBus.Signal.answerDelta, [.string(id), .string(piece)])
             }
-            await emit(GlassdBus.Signal.answered, [.string(id), .string(text), .string(answer)])
+            emit(GlassdBus.Signal.answered, [.string(id), .string(text), .string(answer)])
             log.info("answered", metadata: ["answer_chars": "\(answer.count)"])
             return [.string(answer)]
         } catch {
             let busError = ErrorMapping.busError(error)
-            await emit(GlassdBus.Signal.queryFailed, [.string(id), .string(busError.name), .string(busError.message)])
+            emit(GlassdBus.Signal.queryFailed, [.string(id), .string(busError.name), .string(busError.message)])
             log.notice("query failed", metadata: ["error": "\(busError.name)", "reason": "\(busError.message)"])
             throw busError
         }

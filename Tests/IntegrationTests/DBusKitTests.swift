@@ -2,6 +2,7 @@
 import DBusKit
 import GlassdCore
 import Foundation
+import Synchronization
 import Testing
 
 /// The project's sd-bus layer on its own, between two connections on a private bus.
@@ -173,6 +174,32 @@ struct DBusKitTests {
             var plainSeen: [UInt32] = []
             for await signal in plain { plainSeen.append(signal.arguments.first?.uint32 ?? 99) }
             #expect(plainSeen == [0, 1, 2])
+        }
+    }
+
+    @Test("signals a handler posts without waiting go out in order, all before its reply")
+    func postedSignalsPrecedeReply() async throws {
+        let server = Mutex<BusConnection?>(nil)
+        let spec = InterfaceSpec(
+            name: Self.iface,
+            methods: [
+                .init("Burst") { _ in
+                    let connection = try #require(server.withLock { $0 })
+                    for n in 0..<50 { connection.post("Tick", interface: Self.iface, at: "/t", [.uint32(UInt32(n))]) }
+                    return []
+                }
+            ],
+            signals: [.init("Tick", [("n", "u")])])
+        try await withService(spec) { serving, client, name in
+            server.withLock { $0 = serving }
+            let ticks = try await client.signals(SignalMatch(interface: Self.iface, member: "Tick"))
+            _ = try await client.call(name, path: "/t", interface: Self.iface, member: "Burst")
+            // Closing ends the subscription with what had arrived: signals sent after the reply
+            // would be missing.
+            await client.close()
+            var seen: [UInt32] = []
+            for await tick in ticks { seen.append(tick.arguments.first?.uint32 ?? 99) }
+            #expect(seen == Array(0..<50))
         }
     }
 
