@@ -46,6 +46,10 @@ final class CurlTransfer {
         for header in request.headers {
             headerList = curl_slist_append(headerList, "\(header.name): \(header.value)")
         }
+        // libcurl asks for "100 Continue" before a body over 1 KiB (a chat request with some
+        // history) and holds the body back until the server answers: one round trip more per
+        // question for no gain, since every request is small and its body always wanted.
+        headerList = curl_slist_append(headerList, "Expect:")
         _ = ccurl_setopt_ptr(easy, CURLOPT_HTTPHEADER, headerList)
         if request.method == "POST" || !request.body.isEmpty {
             // COPYPOSTFIELDS copies, so the body need not outlive this call.
