@@ -9,6 +9,8 @@ import GRDB
 /// - v3: history search and import: conversations.imported (imported ones are never the current
 ///   conversation), indexes by time and by identity (query id, role, time), and messages_fts, an
 ///   FTS5 index of the text kept in step by triggers and built here for existing messages.
+/// - v4: an index that finds the current conversation (the newest not imported) at once: imported
+///   conversations get the highest ids, and without it every turn scanned past all of them.
 enum Migrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -68,6 +70,9 @@ enum Migrations {
                     END;
                     INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
                     """)
+        }
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: "CREATE INDEX conversations_current ON conversations(imported, id)")
         }
         return migrator
     }

@@ -30,17 +30,20 @@ public struct SQLiteConversationStore: ConversationStore {
 
     public func appendTurn(queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64) async throws {
         try await database.pool.write { db in
-            var conversation = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM conversations WHERE imported = 0")
+            // Cached statements: compiling the INSERT (and its FTS trigger) costs more than running it.
+            var conversation = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT MAX(id) FROM conversations WHERE imported = 0"))
             if conversation == nil {
                 try db.execute(sql: "INSERT INTO conversations (started_at) VALUES (?)", arguments: [unixMS])
                 conversation = db.lastInsertedRowID
             }
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO messages (conversation_id, created_at, query_id, role, text, mode)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """)
             for (role, text) in [("user", question), ("assistant", answer)] {
-                try db.execute(
-                    sql: """
-                        INSERT INTO messages (conversation_id, created_at, query_id, role, text, mode)
-                        VALUES (?, ?, ?, ?, ?, ?)
-                        """, arguments: [conversation, unixMS, queryID, role, text, mode.rawValue])
+                try insert.execute(arguments: [conversation, unixMS, queryID, role, text, mode.rawValue])
             }
         }
     }
