@@ -23,22 +23,37 @@ enum ChatRequestBody {
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped, the rest as UTF-8.
+    /// Runs that need no escape are copied whole (most text has none).
     static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                out.append(contentsOf: [hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
-            default: out.append(byte)
+        var text = text
+        text.withUTF8 { bytes in
+            var runStart = 0
+            for (i, byte) in bytes.enumerated() where needsEscape(byte) {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                appendEscape(byte, to: &out)
+                runStart = i + 1
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func appendEscape(_ byte: UInt8, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+        case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+            out.append(contentsOf: [hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+        }
     }
 }

@@ -6,9 +6,40 @@ import Synchronization
 /// conversation. Trimming what was already trimmed gives what trimming everything would: the
 /// budget's suffix of a longer history is always within the suffix of a shorter one.
 final class ConversationContext: Sendable {
+    private struct Loaded {
+        var messages: [ChatMessage]
+        /// Each message's length in characters, and their sum: counting characters walks the
+        /// text, so each message is counted once, not every turn.
+        var lengths: [Int]
+        var used: Int
+
+        init(_ messages: [ChatMessage]) {
+            self.messages = messages
+            lengths = messages.map(\.content.count)
+            used = lengths.reduce(0, +)
+        }
+
+        /// What `ContextBudget.select` keeps of these messages plus the new ones: drop from the
+        /// oldest end while they do not fit or do not start with a question.
+        mutating func append(_ new: [ChatMessage], budget: Int) {
+            for message in new {
+                messages.append(message)
+                lengths.append(message.content.count)
+                used += lengths[lengths.count - 1]
+            }
+            var drop = 0
+            while drop < messages.count && (budget <= 0 || used > budget || messages[drop].role != .user) {
+                used -= lengths[drop]
+                drop += 1
+            }
+            messages.removeFirst(drop)
+            lengths.removeFirst(drop)
+        }
+    }
+
     private struct State {
         /// nil until loaded.
-        var messages: [ChatMessage]?
+        var loaded: Loaded?
         /// Bumped by every change, so a load that raced one is not installed over it.
         var generation = 0
     }
@@ -27,12 +58,12 @@ final class ConversationContext: Sendable {
 
     /// The context for the next turn, oldest first.
     func messages() async throws -> [ChatMessage] {
-        let (cached, generation) = state.withLock { ($0.messages, $0.generation) }
+        let (cached, generation) = state.withLock { ($0.loaded?.messages, $0.generation) }
         if let cached { return cached }
         let stored = try await store.recentMessages(limit: window)
         let selected = ContextBudget.select(stored.map { ChatMessage($0.role, $0.text) }, budget: budget)
         state.withLock { state in
-            if state.generation == generation, state.messages == nil { state.messages = selected }
+            if state.generation == generation, state.loaded == nil { state.loaded = Loaded(selected) }
         }
         return selected
     }
@@ -42,9 +73,7 @@ final class ConversationContext: Sendable {
         state.withLock { state in
             state.generation += 1
             // Not loaded yet: the load will read this turn from the store.
-            guard let messages = state.messages else { return }
-            state.messages = ContextBudget.select(
-                messages + [ChatMessage(.user, question), ChatMessage(.assistant, answer)], budget: budget)
+            state.loaded?.append([ChatMessage(.user, question), ChatMessage(.assistant, answer)], budget: budget)
         }
     }
 
@@ -52,7 +81,7 @@ final class ConversationContext: Sendable {
     func clear() {
         state.withLock { state in
             state.generation += 1
-            state.messages = []
+            state.loaded = Loaded([])
         }
     }
 }

@@ -22,20 +22,22 @@ final class CountingStore: ConversationStore {
 
 @Suite("Conversation context in memory")
 struct ConversationContextTests {
-    @Test("read once, then appended turns give what trimming the whole history would")
-    func matchesFullSelection() async throws {
+    @Test("read once, then appended turns give what trimming the whole history would", arguments: [0, 7, 40])
+    func matchesFullSelection(budget: Int) async throws {
         let store = CountingStore()
         for i in 0..<5 {
             try await store.appendTurn(queryID: "\(i)", question: "q\(i)", answer: "answer \(i)", mode: .assistant, at: 0)
         }
-        let context = ConversationContext(store: store, budget: 40, window: 1000)
+        let context = ConversationContext(store: store, budget: budget, window: 1000)
         for i in 5..<40 {
-            let question = String(repeating: "x", count: i % 7), answer = "a\(i)"
+            // Characters, not bytes or scalars: "e" with a combining accent is one.
+            let question = String(repeating: "x", count: i % 7) + String(repeating: "e\u{301}🙂", count: i % 3)
+            let answer = "a\(i)"
             _ = try await context.messages()
             try await store.appendTurn(queryID: "\(i)", question: question, answer: answer, mode: .assistant, at: 0)
             context.append(question: question, answer: answer)
             let everything = try await store.inner.recentMessages(limit: 1000).map { ChatMessage($0.role, $0.text) }
-            #expect(try await context.messages() == ContextBudget.select(everything, budget: 40))
+            #expect(try await context.messages() == ContextBudget.select(everything, budget: budget))
         }
         #expect(store.reads.withLock { $0 } == 1)
         context.clear()
