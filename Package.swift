@@ -31,6 +31,7 @@ let package = Package(
         // C leaves: one shim target per system library, imported only by the adapter that owns it.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
 
         // Pure: the D-Bus contract's names, shared by daemon and client.
         .target(name: "GlassdAPI", swiftSettings: strict),
@@ -58,6 +59,8 @@ let package = Package(
             dependencies: ["DBusKit", "GlassdCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(name: "HTTPKit", dependencies: ["CCurl", "GlassdCore"], swiftSettings: strict),
+        // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
+        .target(name: "Audio", dependencies: ["CSpeexDSP"], swiftSettings: strict),
         .target(
             name: "Storage",
             dependencies: ["GlassdCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -66,6 +69,7 @@ let package = Package(
             name: "GlassdDaemon",
             dependencies: [
                 "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Monocle",
+                "Audio",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -90,6 +94,8 @@ let package = Package(
 
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "GlassdCore"], swiftSettings: strict),
+        .testTarget(
+            name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [

@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// speexdsp could not set up a state (out of memory, or a setting it refused).
+public enum AudioError: Error, Sendable, Equatable {
+    case resamplerInit(String)
+    case preprocessorInit
+    /// speex_preprocess_ctl refused this request.
+    case preprocessorSetting(request: Int32)
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+public enum UtteranceEvent: Sendable, Equatable {
+    case speechStarted
+    case ended(EndReason)
+}
+
+public enum EndReason: Sendable, Equatable { case silence, maximumLength }
+
+/// Where an utterance starts and ends, from one speech/silence flag per frame of fixed length.
+/// Speech starts once `minimumSpeech` of speech frames have come with no gap over `startGap`
+/// between them: a click is shorter, and a first word split by a weak consonant still counts
+/// from its beginning (in the noisy fixture "What's the" is about 180 ms of speech, 180 ms not, then
+/// speech). Once started, `trailingSilence` of unbroken silence ends it; `maximumLength` of
+/// frames ends it in any case.
+public struct Endpointer: Sendable, Equatable {
+    public let settings: VoiceSettings
+    public let frameDuration: Duration
+    public let startGap: Duration
+    /// Frames pushed so far, as time.
+    public private(set) var elapsed: Duration = .zero
+    /// Frames flagged speech so far, as time (clicks included).
+    public private(set) var speech: Duration = .zero
+    /// Where the speech that started the utterance began; nil until it has.
+    public private(set) var speechStart: Duration?
+    public private(set) var ended: EndReason?
+    private var candidate: Duration?  // where the speech now adding up began, before the start
+    private var collected: Duration = .zero  // speech since `candidate`
+    private var silence: Duration = .zero  // unbroken silence, up to now
+
+    public init(settings: VoiceSettings, frameDuration: Duration, startGap: Duration = .milliseconds(300)) {
+        self.settings = settings
+        self.frameDuration = frameDuration
+        self.startGap = startGap
+    }
+
+    public var hasSpeech: Bool { speechStart != nil }
+
+    /// One frame's flag; the events it causes, in order. Nothing after the end.
+    public mutating func push(speech isSpeech: Bool) -> [UtteranceEvent] {
+        guard ended == nil else { return [] }
+        var events: [UtteranceEvent] = []
+        let frameStart = elapsed
+        elapsed += frameDuration
+        silence = isSpeech ? .zero : silence + frameDuration
+        if isSpeech { speech += frameDuration }
+        if speechStart == nil {
+            if isSpeech {
+                if candidate == nil { candidate = frameStart }
+                collected += frameDuration
+                if collected >= settings.minimumSpeech {
+                    speechStart = candidate
+                    events.append(.speechStarted)
+                }
+            } else if silence > startGap {
+                candidate = nil
+                collected = .zero
+            }
+        } else if !isSpeech && silence >= settings.trailingSilence {
+            ended = .silence
+        }
+        if ended == nil && elapsed >= settings.maximumLength { ended = .maximumLength }
+        if let ended { events.append(.ended(ended)) }
+        return events
+    }
+}
