@@ -6,6 +6,9 @@ import Foundation
 public struct Assistant: Sendable {
     /// Questions longer than this are refused (bytes of UTF-8).
     public static let maxQuestionBytes = 16 * 1024
+    /// Photos larger than this are refused: a Monocle JPEG is far smaller, and servers cap the
+    /// size of a request.
+    public static let maxImageBytes = 10 * 1024 * 1024
     /// How many stored messages the first turn reads before the character budget trims them.
     static let historyWindow = 1000
 
@@ -25,10 +28,15 @@ public struct Assistant: Sendable {
         self.now = now
     }
 
+    /// Asks `text`, with `image` (a JPEG) when the question is about a photo, of `model` when
+    /// given (a vision model) or else the configured one. Only the text is kept: the history and
+    /// later turns' context never carry the photo.
     public func ask(
-        _ text: String, queryID: String, mode: Mode, onDelta: @Sendable (String) async -> Void
+        _ text: String, queryID: String, mode: Mode, image: [UInt8]? = nil, model: String? = nil,
+        onDelta: @Sendable (String) async -> Void
     ) async throws(AssistantError) -> String {
         try Self.validate(text)
+        if let image { try Self.validate(image: image) }
         guard let client else {
             throw .notConfigured("No assistant server is configured: set [assistant] base_url in glassd.conf.")
         }
@@ -38,15 +46,22 @@ public struct Assistant: Sendable {
         } catch {
             throw .internalFailure("Could not read the conversation history.")
         }
-        let messages = [ChatMessage(.system, mode.systemPrompt)] + earlier + [ChatMessage(.user, text)]
-        let answer = try await client.complete(messages, onDelta: onDelta)
+        let question = ChatMessage(.user, text, imageJPEG: image)
+        let messages = [ChatMessage(.system, mode.systemPrompt)] + earlier + [question]
+        let answer = try await client.complete(messages, model: model, onDelta: onDelta)
+        try await record(question: text, answer: answer, queryID: queryID, mode: mode)
+        return answer
+    }
+
+    /// Keeps a turn no chat model answered (a spoken translation, whose answer is the
+    /// transcript) as `ask` keeps its own: stored, and context for the next turns.
+    public func record(question: String, answer: String, queryID: String, mode: Mode) async throws(AssistantError) {
         do {
-            try await store.appendTurn(queryID: queryID, question: text, answer: answer, mode: mode, at: now())
+            try await store.appendTurn(queryID: queryID, question: question, answer: answer, mode: mode, at: now())
         } catch {
             throw .internalFailure("The answer could not be saved.")
         }
-        context.append(question: text, answer: answer)
-        return answer
+        context.append(question: question, answer: answer)
     }
 
     /// Forgets every message, stored and in memory.
@@ -58,5 +73,13 @@ public struct Assistant: Sendable {
     public static func validate(_ text: String) throws(AssistantError) {
         if text.allSatisfy(\.isWhitespace) { throw .invalidArgs("The question is empty.") }
         if text.utf8.count > maxQuestionBytes { throw .invalidArgs("The question is longer than 16 KiB.") }
+    }
+
+    public static func validate(image: [UInt8]) throws(AssistantError) {
+        // A JPEG starts with SOI (FF D8); anything else would cost an upload to be refused.
+        guard image.count >= 4, image[0] == 0xFF, image[1] == 0xD8 else {
+            throw .invalidArgs("The photo is not a JPEG image.")
+        }
+        if image.count > maxImageBytes { throw .invalidArgs("The photo is larger than 10 MiB.") }
     }
 }

@@ -8,10 +8,17 @@ public struct ChatMessage: Sendable, Equatable {
 
     public var role: Role
     public var content: String
+    /// A photo sent with the text (a user message to a vision model); never stored.
+    public var imageJPEG: [UInt8]?
 
     public init(_ role: Role, _ content: String) {
+        self.init(role, content, imageJPEG: nil)
+    }
+
+    public init(_ role: Role, _ content: String, imageJPEG: [UInt8]?) {
         self.role = role
         self.content = content
+        self.imageJPEG = imageJPEG
     }
 }
 

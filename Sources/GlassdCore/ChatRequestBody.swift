@@ -6,12 +6,21 @@
 enum ChatRequestBody {
     static func encode(model: String, messages: [ChatMessage]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(64 + model.utf8.count + messages.reduce(0) { $0 + $1.content.utf8.count + 32 })
+        out.reserveCapacity(64 + model.utf8.count + messages.reduce(0) { $0 + $1.encodedSize })
         out.append(contentsOf: #"{"messages":["#.utf8)
         for (i, message) in messages.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: #"{"content":"#.utf8)
-            appendString(message.content, to: &out)
+            if let image = message.imageJPEG {
+                // The parts array of a user message (ChatCompletionRequestUserMessageContentPart).
+                out.append(contentsOf: #"[{"type":"text","text":"#.utf8)
+                appendString(message.content, to: &out)
+                out.append(contentsOf: #"},{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,"#.utf8)
+                appendBase64(image, to: &out)
+                out.append(contentsOf: #""}}]"#.utf8)
+            } else {
+                appendString(message.content, to: &out)
+            }
             out.append(contentsOf: #","role":""#.utf8)
             out.append(contentsOf: message.role.rawValue.utf8)
             out.append(contentsOf: #""}"#.utf8)
@@ -39,6 +48,40 @@ enum ChatRequestBody {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// RFC 4648 base64 (standard alphabet, "=" padding), written in place: needs no JSON escape.
+    static func appendBase64(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let start = out.count
+        let length = (bytes.count + 2) / 3 * 4
+        out.append(contentsOf: repeatElement(UInt8(ascii: "="), count: length))
+        bytes.withUnsafeBufferPointer { input in
+            out.withUnsafeMutableBufferPointer { output in
+                base64Alphabet.withUnsafeBufferPointer { alphabet in
+                    var i = 0
+                    var o = start
+                    // Whole groups of three bytes: four characters each.
+                    while i + 3 <= input.count {
+                        let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                        output[o] = alphabet[Int(n >> 18)]
+                        output[o + 1] = alphabet[Int(n >> 12 & 63)]
+                        output[o + 2] = alphabet[Int(n >> 6 & 63)]
+                        output[o + 3] = alphabet[Int(n & 63)]
+                        i += 3
+                        o += 4
+                    }
+                    // One or two bytes left: two or three characters, the "=" already in place.
+                    let left = input.count - i
+                    guard left > 0 else { return }
+                    let n = UInt32(input[i]) << 16 | (left == 2 ? UInt32(input[i + 1]) << 8 : 0)
+                    output[o] = alphabet[Int(n >> 18)]
+                    output[o + 1] = alphabet[Int(n >> 12 & 63)]
+                    if left == 2 { output[o + 2] = alphabet[Int(n >> 6 & 63)] }
+                }
+            }
+        }
+    }
+
+    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
     private static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
@@ -56,4 +99,10 @@ enum ChatRequestBody {
             out.append(contentsOf: [hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
         }
     }
+}
+
+extension ChatMessage {
+    /// About what the message takes in a request (escapes aside): its text, framing, and a
+    /// photo's base64 with the parts around it.
+    fileprivate var encodedSize: Int { content.utf8.count + 32 + (imageJPEG.map { ($0.count + 2) / 3 * 4 + 128 } ?? 0) }
 }

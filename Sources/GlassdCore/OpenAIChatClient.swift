@@ -19,15 +19,26 @@ public struct ChatServerConfig: Sendable {
 
     /// The base URL and model, for display: never the key, nor credentials or a query in the URL.
     public var publicDescription: String {
-        guard var parts = URLComponents(string: baseURL) else { return model }
+        let url = ServerURL.display(baseURL)
+        return url.isEmpty ? model : "\(url) \(model)"
+    }
+
+    var host: String { ServerURL.host(baseURL) }
+}
+
+/// A server URL as people see it in messages and logs.
+enum ServerURL {
+    /// Without credentials, query or fragment (they may hold secrets); "" if unparseable.
+    static func display(_ url: String) -> String {
+        guard var parts = URLComponents(string: url) else { return "" }
         parts.user = nil
         parts.password = nil
         parts.query = nil
         parts.fragment = nil
-        return "\(parts.string ?? "") \(model)"
+        return parts.string ?? ""
     }
 
-    var host: String { URL(string: baseURL)?.host ?? baseURL }
+    static func host(_ url: String) -> String { URL(string: url)?.host ?? url }
 }
 
 /// Streams one chat completion from an OpenAI-compatible server, retrying what is worth retrying.
@@ -58,10 +69,13 @@ public struct OpenAIChatClient: Sendable {
         case retry(AssistantError, after: Duration?)
     }
 
-    /// Sends `messages`, calls `onDelta` for each piece of the answer as it arrives, returns the whole answer.
+    /// Sends `messages` to `model` (the configured one by default; a vision model for a photo),
+    /// calls `onDelta` for each piece of the answer as it arrives, returns the whole answer.
     public func complete(
-        _ messages: [ChatMessage], onDelta: @Sendable (String) async -> Void
+        _ messages: [ChatMessage], model: String? = nil, onDelta: @Sendable (String) async -> Void
     ) async throws(AssistantError) -> String {
+        // Encoded once: a retry sends the same bytes, and a photo makes them worth not redoing.
+        let body = ChatRequestBody.encode(model: model ?? config.model, messages: messages)
         let clock = ContinuousClock()
         let deadline = clock.now + config.timeout
         var attempt = 0
@@ -72,7 +86,7 @@ public struct OpenAIChatClient: Sendable {
             let failure: AssistantError
             let after: Duration?
             do {
-                return try await once(messages, timeout: remaining, emitted: &emitted, onDelta: onDelta)
+                return try await once(body, timeout: remaining, emitted: &emitted, onDelta: onDelta)
             } catch {
                 switch error {
                 case .final(let error): throw error
@@ -97,11 +111,11 @@ public struct OpenAIChatClient: Sendable {
     }
 
     private func once(
-        _ messages: [ChatMessage], timeout: Duration, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
+        _ body: [UInt8], timeout: Duration, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
     ) async throws(Outcome) -> String {
         let response: HTTPResponse
         do {
-            response = try await transport.send(request(messages, timeout: timeout))
+            response = try await transport.send(request(body, timeout: timeout))
         } catch {
             throw outcome(of: error, emitted: false)
         }
@@ -216,7 +230,7 @@ public struct OpenAIChatClient: Sendable {
         }
     }
 
-    private func request(_ messages: [ChatMessage], timeout: Duration) -> HTTPRequest {
+    private func request(_ body: [UInt8], timeout: Duration) -> HTTPRequest {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("Accept", "text/event-stream"), ("User-Agent", "glassd"),
         ]
@@ -224,7 +238,7 @@ public struct OpenAIChatClient: Sendable {
         let base = config.baseURL.hasSuffix("/") ? String(config.baseURL.dropLast()) : config.baseURL
         return HTTPRequest(
             url: base + "/chat/completions", headers: headers,
-            body: ChatRequestBody.encode(model: config.model, messages: messages), timeout: timeout,
+            body: body, timeout: timeout,
             connectTimeout: min(timeout, .seconds(10)))
     }
 }

@@ -1,23 +1,59 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Fake OpenAI-compatible chat server for glassd's integration tests and benchmark.
+"""Fake OpenAI-compatible chat and speech-to-text server for glassd's
+integration tests and benchmark.
 
 Usage: fake_openai.py [--port N] [--verbose]
+       fake_openai.py --self-test
 
 Binds 127.0.0.1 (port 0 = ephemeral), prints one line "PORT <n>" to stdout,
-then serves until SIGTERM or SIGINT (exit status 0).
+then serves until SIGTERM or SIGINT (exit status 0).  --self-test instead
+checks the endpoints below against a server of its own and exits 0 or 1.
 
-The answer is always "echo: <question>", where the question is the last user
-message.  Tags inside the question (see TAGS) select failure modes such as
-"[429once]" or "[stall]".  GET /_requests lists the chat requests seen so far
-and POST /_reset forgets them, so tests can check what glassd actually sent.
+POST /v1/chat/completions
+    The answer is always "echo: <question>", where the question is the text
+    of the last user message.  Tags inside the question (see TAGS) select
+    failure modes such as "[429once]" or "[stall]".  When that message's
+    content is an array it must hold exactly one "text" part and at most one
+    "image_url" part whose url is "data:image/jpeg;base64,..." decoding to a
+    JPEG (FF D8 ... FF D9); otherwise 400.  The log entry then also has
+    "image_sha256" (hex) and "image_bytes".
+
+POST /v1/audio/transcriptions, POST /v1/audio/translations
+    multipart/form-data as in OpenAI's CreateTranscriptionRequest and
+    CreateTranslationRequest: "model" and "file" required, no field outside
+    the schema.  "file" must be a WAV: RIFF/WAVE, PCM, mono, 16000 Hz, 16 bit,
+    the data chunk running to the end of the file, at least 0.1 s; otherwise
+    400 naming what is wrong.  The answer is {"text": <transcript>}
+    (translations: "translated: <transcript>"), or the bare text with
+    response_format=text.  Tags in the transcript fail the request the way
+    they fail a chat request ([stall] holds it, [slow] answers late,
+    [malformed] answers bad JSON, [midstream] cuts the body short); the
+    "once" tags count each endpoint separately.  The log entry has "model", "fields" (the non-file fields),
+    "duration_s", "wav_rate", "wav_channels", "wav_bits", "file_name",
+    "file_type" and "file_bytes".
+
+POST /_transcript {"text": "..."}
+    Sets the transcript of every following audio request (default
+    DEFAULT_TRANSCRIPT).
+
+GET /_requests lists the requests seen so far (a refused one has "rejected"
+with the reason) and POST /_reset forgets them and restores the default
+transcript, so tests can check what glassd actually sent.
 """
 
 import argparse
+import base64
+import binascii
+import email.message
+import hashlib
+import http.client
 import json
+import re
 import select
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -28,6 +64,21 @@ SLOW_PIECES = 6        # [slow] sends about this many pieces ...
 SLOW_DELAY = 0.3       # ... this many seconds apart
 STALL_SECONDS = 120.0  # longest a [stall] request is held open
 DEFAULT_MODEL = "fake-model"
+DEFAULT_TRANSCRIPT = "what is the time"
+MIN_AUDIO_SECONDS = 0.1  # OpenAI refuses shorter audio
+
+# The multipart fields each audio endpoint's schema allows (both have
+# additionalProperties: false); arrays are sent as "name[]".
+TRANSCRIPTION_FIELDS = {
+    "file", "model", "language", "languages[]", "keywords[]", "prompt",
+    "response_format", "temperature", "include[]",
+    "timestamp_granularities[]", "stream", "chunking_strategy",
+    "known_speaker_names[]", "known_speaker_references[]",
+}
+TRANSLATION_FIELDS = {"file", "model", "prompt", "response_format",
+                      "temperature"}
+# Of the spec's response formats, the ones this fake can produce.
+AUDIO_FORMATS = {"json", "text"}
 
 # Checked in this order; the first tag found in the question wins.
 TAGS = (
@@ -84,17 +135,179 @@ def content_text(content):
     return ""
 
 
-def last_user_text(messages):
+def last_user_message(messages):
     if not isinstance(messages, list):
-        return ""
+        return None
     for message in reversed(messages):
         if isinstance(message, dict) and message.get("role") == "user":
-            return content_text(message.get("content"))
-    return ""
+            return message
+    return None
+
+
+def last_user_text(messages):
+    message = last_user_message(messages)
+    return content_text(message.get("content")) if message else ""
 
 
 def find_tag(question):
     return next((tag for tag in TAGS if tag in question), None)
+
+
+class BadRequest(Exception):
+    """A request refused with 400; the message says what is wrong."""
+
+    def __init__(self, message, param=None):
+        super().__init__(message)
+        self.param = param
+
+
+# --------------------------------------------------------------------------
+# Request checks: photo parts, multipart bodies, WAV files
+# --------------------------------------------------------------------------
+
+JPEG_DATA_URI = "data:image/jpeg;base64,"
+
+
+def check_user_parts(content):
+    """The image bytes of a user message's parts array (None if it has no
+    image); BadRequest unless it is one text part and at most one image."""
+    if not content:
+        raise BadRequest("User message content array must not be empty.",
+                         "messages")
+    texts, images = 0, []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                raise BadRequest("A text part needs a string 'text'.",
+                                 "messages")
+            texts += 1
+        elif kind == "image_url":
+            images.append(decode_jpeg_url(part.get("image_url")))
+        else:
+            raise BadRequest(f"Unsupported content part type: {kind!r}.",
+                             "messages")
+    if texts != 1:
+        raise BadRequest(f"Expected exactly one text part, got {texts}.",
+                         "messages")
+    if len(images) > 1:
+        raise BadRequest(f"Expected at most one image_url part, got "
+                         f"{len(images)}.", "messages")
+    return images[0] if images else None
+
+
+def decode_jpeg_url(image_url):
+    if not isinstance(image_url, dict) or \
+            not isinstance(image_url.get("url"), str):
+        raise BadRequest("image_url must be an object with a string 'url'.",
+                         "messages")
+    if image_url.get("detail", "auto") not in ("auto", "low", "high"):
+        raise BadRequest("image_url.detail must be auto, low or high.",
+                         "messages")
+    url = image_url["url"]
+    if not url.startswith(JPEG_DATA_URI):
+        raise BadRequest(f"Image url must start with {JPEG_DATA_URI!r}, "
+                         f"got {url[:40]!r}.", "messages")
+    try:
+        data = base64.b64decode(url[len(JPEG_DATA_URI):], validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise BadRequest(f"Image data is not valid base64: {error}.",
+                         "messages") from None
+    if len(data) < 4 or data[:2] != b"\xff\xd8" or data[-2:] != b"\xff\xd9":
+        raise BadRequest("Image data is not a JPEG (it must start with FF D8 "
+                         "and end with FF D9).", "messages")
+    return data
+
+
+def parse_multipart(content_type, raw):
+    """Strictly split a multipart/form-data body (RFC 7578, RFC 2046) into
+    (name, filename or None, part content type or None, bytes) tuples."""
+    header = email.message.Message()
+    header["content-type"] = content_type or ""
+    if header.get_content_type() != "multipart/form-data":
+        raise BadRequest("Content-Type must be multipart/form-data, got "
+                         f"{content_type!r}.")
+    boundary = header.get_param("boundary")
+    if not isinstance(boundary, str) or not boundary:
+        raise BadRequest("multipart/form-data without a boundary.")
+    delimiter = b"\r\n--" + boundary.encode("latin-1")
+    if not raw.startswith(delimiter[2:] + b"\r\n"):
+        raise BadRequest("The body does not start with the boundary line.")
+    # Splitting on CRLF--boundary: first the empty preamble, last the close.
+    pieces = (b"\r\n" + raw).split(delimiter)
+    if pieces[-1] not in (b"--", b"--\r\n"):
+        raise BadRequest("The body does not end with the closing boundary "
+                         "(--boundary--).")
+    parts = []
+    for piece in pieces[1:-1]:
+        if not piece.startswith(b"\r\n"):
+            raise BadRequest("A boundary line is not followed by CRLF.")
+        head, blank, content = piece[2:].partition(b"\r\n\r\n")
+        if not blank or piece[2:].startswith(b"\r\n"):
+            raise BadRequest("A part has no headers, or no blank line after "
+                             "them.")
+        headers = email.message.Message()
+        for line in head.split(b"\r\n"):
+            name, colon, value = line.decode("utf-8", "replace").partition(":")
+            if not colon:
+                raise BadRequest(f"Bad part header line {line[:60]!r}.")
+            headers[name.strip()] = value.strip()
+        if headers.get_content_disposition() != "form-data":
+            raise BadRequest("A part lacks Content-Disposition: form-data.")
+        name = headers.get_param("name", header="content-disposition")
+        if not isinstance(name, str) or not name:
+            raise BadRequest("A part has no name.")
+        parts.append((name, headers.get_filename(),
+                      headers.get("content-type"), content))
+    return parts
+
+
+def check_wav(data):
+    """(rate, channels, bits, seconds) of a WAV this server accepts: PCM,
+    mono, 16 kHz, 16 bit; BadRequest naming the first thing wrong."""
+    def fail(why):
+        raise BadRequest(f"Invalid WAV file: {why}.", "file")
+
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        fail("no RIFF/WAVE header")
+    riff = int.from_bytes(data[4:8], "little")
+    if riff != len(data) - 8:
+        fail(f"RIFF size is {riff} but {len(data) - 8} bytes follow it")
+    fmt, offset = None, 12
+    while offset + 8 <= len(data):
+        chunk, size = data[offset:offset + 4], \
+            int.from_bytes(data[offset + 4:offset + 8], "little")
+        start = offset + 8
+        if chunk == b"fmt ":
+            if size < 16 or start + size > len(data):
+                fail(f"fmt chunk of {size} bytes")
+            fmt = struct.unpack_from("<HHIIHH", data, start)
+        elif chunk == b"data":
+            if fmt is None:
+                fail("data chunk before the fmt chunk")
+            tag, channels, rate, byte_rate, align, bits = fmt
+            for what, got, want in (("format", tag, 1),
+                                    ("channels", channels, 1),
+                                    ("sample rate", rate, 16000),
+                                    ("bits per sample", bits, 16),
+                                    ("block align", align, 2),
+                                    ("byte rate", byte_rate, 32000)):
+                if got != want:
+                    fail(f"{what} is {got}, expected {want}"
+                         + (" (PCM)" if what == "format" else ""))
+            if size != len(data) - start:
+                fail(f"data chunk says {size} bytes but {len(data) - start} "
+                     "follow it")
+            if size % 2:
+                fail(f"data chunk has an odd length ({size})")
+            seconds = size / byte_rate
+            if seconds < MIN_AUDIO_SECONDS:
+                raise BadRequest(
+                    f"Audio file is too short ({seconds:.3f} s). Minimum "
+                    f"audio length is {MIN_AUDIO_SECONDS} seconds.", "file")
+            return rate, channels, bits, seconds
+        offset = start + size + (size & 1)  # chunks are padded to even
+    fail("no data chunk" if fmt else "no fmt chunk")
 
 
 class Reply:
@@ -150,8 +363,9 @@ class State:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.requests = []     # recorded chat requests, arrival order
+        self.requests = []     # recorded requests, arrival order
         self.seen = {}         # question -> times seen, for the *once tags
+        self.transcript = DEFAULT_TRANSCRIPT  # what audio requests answer
         self.stalls = set()    # wake-up Events of requests held by [stall]
         self.stopping = threading.Event()
 
@@ -167,6 +381,15 @@ class State:
         with self.lock:
             self.requests.clear()
             self.seen.clear()
+            self.transcript = DEFAULT_TRANSCRIPT
+
+    def set_transcript(self, text):
+        with self.lock:
+            self.transcript = text
+
+    def get_transcript(self):
+        with self.lock:
+            return self.transcript
 
     def first_time(self, question):
         """True only for the first request carrying this exact question."""
@@ -284,6 +507,12 @@ class Handler(BaseHTTPRequestHandler):
         method = self.command
         if method == "POST" and path.endswith("/chat/completions"):
             self._chat(raw)
+        elif method == "POST" and path.endswith("/audio/transcriptions"):
+            self._audio(raw, translate=False)
+        elif method == "POST" and path.endswith("/audio/translations"):
+            self._audio(raw, translate=True)
+        elif method == "POST" and path == "/_transcript":
+            self._set_transcript(raw)
         elif method == "GET" and path == "/_requests":
             self._send_json(200, self.state.snapshot())
         elif method == "POST" and path == "/_reset":
@@ -342,6 +571,14 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
+    def _send_bytes(self, status, ctype, data, length=None):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length",
+                         str(len(data) if length is None else length))
+        self.end_headers()
+        self.wfile.write(data)
+
     def send_error(self, code, message=None, explain=None):
         # The base class answers malformed requests with an HTML page; keep
         # every error OpenAI-shaped JSON so clients parse it the same way.
@@ -379,11 +616,22 @@ class Handler(BaseHTTPRequestHandler):
                 "We could not parse the JSON body of your request.",
                 "invalid_request_error"))
             return
-        self.state.record({
+        entry = {
             "path": self.path,
             "headers": self._lower_headers(),
             "body": body,
-        })
+        }
+        message = last_user_message(body.get("messages"))
+        if message and isinstance(message.get("content"), list):
+            try:
+                image = check_user_parts(message["content"])
+            except BadRequest as error:
+                self._refuse(entry, error)
+                return
+            if image is not None:
+                entry["image_sha256"] = hashlib.sha256(image).hexdigest()
+                entry["image_bytes"] = len(image)
+        self.state.record(entry)
         question = last_user_text(body.get("messages"))
         tag = find_tag(question)
         if self._send_tagged_error(tag, question):
@@ -396,6 +644,110 @@ class Handler(BaseHTTPRequestHandler):
         else:
             # The other tags only change how a stream is framed.
             self._send_json(200, reply.completion())
+
+    def _refuse(self, entry, error):
+        """Log a request as refused and answer 400 saying why."""
+        entry["rejected"] = str(error)
+        self.state.record(entry)
+        self._send_json(400, error_body(str(error), "invalid_request_error",
+                                        param=error.param))
+
+    # ---- audio transcriptions and translations ----------------------------
+
+    def _audio(self, raw, translate):
+        entry = {"path": self.path, "headers": self._lower_headers()}
+        try:
+            self._check_audio(raw, translate, entry)
+        except BadRequest as error:
+            self._refuse(entry, error)
+            return
+        self.state.record(entry)
+        text = self.state.get_transcript()
+        tag = find_tag(text)
+        # The *once tags count each endpoint apart from chat's questions.
+        kind = "translations" if translate else "transcriptions"
+        if self._send_tagged_error(tag, f"{kind}: {text}"):
+            return
+        answer = ("translated: " + text) if translate else text
+        if tag == "[stall]":
+            self._stall()
+        elif tag == "[malformed]":
+            self._send_bytes(200, "application/json", b"{this is not json")
+        elif tag == "[midstream]":
+            # Promise more than is sent, then close: a body cut short.
+            data = to_json({"text": answer}).encode("utf-8")
+            self._send_bytes(200, "application/json", data[:len(data) // 2],
+                             length=len(data))
+            self.close_connection = True
+        else:
+            if tag == "[slow]" and self.state.stopping.wait(
+                    SLOW_PIECES * SLOW_DELAY):
+                self.close_connection = True
+                return
+            if entry["fields"].get("response_format", "json") == "text":
+                self._send_bytes(200, "text/plain; charset=utf-8",
+                                 answer.encode("utf-8"))
+            else:
+                self._send_json(200, {"text": answer})
+
+    def _check_audio(self, raw, translate, entry):
+        """Fill `entry` from the upload; BadRequest if the spec or this
+        server would refuse it."""
+        allowed = TRANSLATION_FIELDS if translate else TRANSCRIPTION_FIELDS
+        fields, upload = {}, None
+        for name, filename, ctype, content in parse_multipart(
+                self.headers.get("Content-Type"), raw):
+            if name not in allowed:
+                raise BadRequest(
+                    f"Unrecognized request argument supplied: {name}", name)
+            if name in fields or (name == "file" and upload):
+                raise BadRequest(f"Field {name!r} is given twice.", name)
+            if name == "file":
+                upload = (filename, ctype, content)
+                continue
+            try:
+                fields[name] = content.decode("utf-8")
+            except UnicodeDecodeError:
+                raise BadRequest(f"Field {name!r} is not UTF-8.",
+                                 name) from None
+        entry["fields"] = fields
+        entry["model"] = fields.get("model")
+        if not fields.get("model"):
+            raise BadRequest("Missing required parameter: 'model'.", "model")
+        if upload is None:
+            raise BadRequest("Missing required parameter: 'file'.", "file")
+        filename, ctype, content = upload
+        entry.update(file_name=filename, file_type=ctype,
+                     file_bytes=len(content))
+        if not filename or not filename.lower().endswith(".wav"):
+            raise BadRequest("'file' must be an upload whose file name ends "
+                             f"in .wav, got {filename!r}.", "file")
+        fmt = fields.get("response_format", "json")
+        if fmt not in AUDIO_FORMATS:
+            raise BadRequest(f"response_format {fmt!r} is not supported here "
+                             f"(use one of {sorted(AUDIO_FORMATS)}).",
+                             "response_format")
+        language = fields.get("language")
+        if language is not None and not re.fullmatch("[a-z]{2}", language):
+            raise BadRequest("language must be an ISO-639-1 code such as "
+                             f"'en', got {language!r}.", "language")
+        rate, channels, bits, seconds = check_wav(content)
+        entry.update(duration_s=seconds, wav_rate=rate,
+                     wav_channels=channels, wav_bits=bits)
+
+    def _set_transcript(self, raw):
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("text"), str):
+            self._send_json(400, error_body(
+                'Expected a JSON body {"text": "..."}.',
+                "invalid_request_error"))
+            return
+        self.state.set_transcript(body["text"])
+        self.send_response(204)
+        self.end_headers()
 
     def _lower_headers(self):
         headers = {}
@@ -518,11 +870,136 @@ def parse_args(argv):
                         help="port on 127.0.0.1 (default 0 = ephemeral)")
     parser.add_argument("--verbose", action="store_true",
                         help="log each request to stderr")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check the audio and photo endpoints, then exit")
     return parser.parse_args(argv)
+
+
+# --------------------------------------------------------------------------
+# Self-test (--self-test): the request checks, against a server of its own
+# --------------------------------------------------------------------------
+
+def make_wav(seconds=0.5, rate=16000, channels=1, bits=16, tag=1):
+    data = bytes(int(seconds * rate) * channels * bits // 8)
+    align = channels * bits // 8
+    fmt = struct.pack("<HHIIHH", tag, channels, rate, rate * align, align,
+                      bits)
+    return (b"RIFF" + struct.pack("<I", 4 + 8 + len(fmt) + 8 + len(data))
+            + b"WAVEfmt " + struct.pack("<I", len(fmt)) + fmt
+            + b"data" + struct.pack("<I", len(data)) + data)
+
+
+def make_multipart(fields, wav, boundary="self-test-boundary"):
+    """(body, content type) of an upload as curl -F would send it."""
+    out = b""
+    for name, value in fields.items():
+        out += (f'--{boundary}\r\nContent-Disposition: form-data; '
+                f'name="{name}"\r\n\r\n{value}\r\n').encode()
+    if wav is not None:
+        out += (f'--{boundary}\r\nContent-Disposition: form-data; '
+                f'name="file"; filename="audio.wav"\r\n'
+                f'Content-Type: audio/wav\r\n\r\n').encode() + wav + b"\r\n"
+    return (out + f"--{boundary}--\r\n".encode(),
+            f"multipart/form-data; boundary={boundary}")
+
+
+def self_test():
+    server = FakeServer(("127.0.0.1", 0))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    failures = []
+
+    def call(path, body=b"", ctype="application/json"):
+        conn = http.client.HTTPConnection("127.0.0.1",
+                                          server.server_address[1], timeout=5)
+        conn.request("POST", path, body, {"Content-Type": ctype})
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        return response.status, data
+
+    def expect(what, status, path, body=b"", ctype="application/json",
+               text=None, error=None):
+        got, data = call(path, body, ctype)
+        if got == status and text is not None:
+            ok = json.loads(data) == {"text": text}
+        elif got == status and error is not None:
+            ok = error in json.loads(data)["error"]["message"]
+        else:
+            ok = got == status
+        if not ok:
+            failures.append(f"{what}: HTTP {got} {data[:200]!r}")
+
+    audio = "/v1/audio/transcriptions"
+    ok_fields = {"model": "whisper-1", "response_format": "json"}
+    upload = make_multipart(ok_fields, make_wav())
+    expect("transcription", 200, audio, *upload, text=DEFAULT_TRANSCRIPT)
+    call("/_transcript", b'{"text": "hello there"}')
+    expect("translation", 200, "/v1/audio/translations", *upload,
+           text="translated: hello there")
+    bad = [
+        ("no model", {"response_format": "json"}, make_wav(), "'model'"),
+        ("no file", ok_fields, None, "'file'"),
+        ("stereo", ok_fields, make_wav(channels=2), "channels is 2"),
+        ("8 kHz", ok_fields, make_wav(rate=8000), "sample rate is 8000"),
+        ("8 bit", ok_fields, make_wav(bits=8), "bits per sample is 8"),
+        ("float", ok_fields, make_wav(tag=3), "format is 3"),
+        ("short", ok_fields, make_wav(seconds=0.05), "too short"),
+        ("truncated", ok_fields, make_wav()[:-2], "RIFF size"),
+        ("not wav", ok_fields, b"ID3" + bytes(100), "RIFF/WAVE"),
+        ("extra field", dict(ok_fields, bogus="1"), make_wav(), "bogus"),
+    ]
+    for what, fields, wav, error in bad:
+        expect(what, 400, audio, *make_multipart(fields, wav), error=error)
+    body, ctype = upload
+    expect("no closing boundary", 400, audio, body[:-4] + b"\r\n", ctype,
+           error="closing boundary")
+    expect("language on translations", 400, "/v1/audio/translations",
+           *make_multipart(dict(ok_fields, language="en"), make_wav()),
+           error="language")
+    call("/_transcript", b'{"text": "[401] hi"}')
+    expect("tagged transcript", 401, audio, *upload)
+
+    jpeg = b"\xff\xd8" + bytes(50) + b"\xff\xd9"
+
+    def chat(*parts):
+        return to_json({"model": "m", "messages": [
+            {"role": "user", "content": list(parts)}]}).encode()
+
+    text = {"type": "text", "text": "what is this"}
+
+    def image(data, prefix=JPEG_DATA_URI):
+        return {"type": "image_url", "image_url": {
+            "url": prefix + base64.b64encode(data).decode()}}
+
+    expect("photo", 200, "/v1/chat/completions", chat(text, image(jpeg)))
+    logged = server.state.snapshot()[-1]
+    if logged.get("image_sha256") != hashlib.sha256(jpeg).hexdigest() \
+            or logged.get("image_bytes") != len(jpeg):
+        failures.append(f"photo log entry: {logged.get('image_sha256')}")
+    for what, body, error in [
+        ("two texts", chat(text, text, image(jpeg)), "exactly one text"),
+        ("no text", chat(image(jpeg)), "exactly one text"),
+        ("two images", chat(text, image(jpeg), image(jpeg)), "at most one"),
+        ("png", chat(text, image(b"\x89PNG" + bytes(9))), "not a JPEG"),
+        ("png uri", chat(text, image(jpeg, "data:image/png;base64,")),
+         "must start with"),
+        ("bad base64", chat(text, {"type": "image_url", "image_url": {
+            "url": JPEG_DATA_URI + "/9j/4A="}}), "base64"),
+    ]:
+        expect(what, 400, "/v1/chat/completions", body, error=error)
+
+    server.shutdown()
+    server.server_close()
+    for failure in failures:
+        print("FAIL", failure, file=sys.stderr)
+    print("self-test", "failed" if failures else "ok")
+    return 1 if failures else 0
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.self_test:
+        return self_test()
     server = FakeServer(("127.0.0.1", args.port), verbose=args.verbose)
 
     def on_signal(signum, frame):

@@ -47,6 +47,52 @@ struct AssistantTests {
         #expect(second.contains(#""content":"one""#))
     }
 
+    @Test("a photo goes out once, to the vision model; the next turn's context has the text only")
+    func photoOnce() async throws {
+        let store = MemoryStore()
+        let transport = ScriptedTransport([.init(status: 200, chunks: stream), .init(status: 200, chunks: stream)])
+        let a = assistant(transport, store)
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9]
+        _ = try await a.ask("what is this", queryID: "q1", mode: .assistant, image: jpeg, model: "vision") { _ in }
+        _ = try await a.ask("and now", queryID: "q2", mode: .assistant) { _ in }
+        let (first, second) = transport.requests.withLock {
+            (String(decoding: $0[0].body, as: UTF8.self), String(decoding: $0[1].body, as: UTF8.self))
+        }
+        #expect(first.contains(#""model":"vision""#))
+        #expect(first.contains(#"{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/4AECA//Z"}}"#))
+        #expect(first.contains(#"{"type":"text","text":"what is this"}"#))
+        #expect(second.contains(#""model":"m""#))
+        #expect(!second.contains("image_url") && !second.contains("base64"))
+        #expect(second.contains(#"{"content":"what is this","role":"user"}"#))
+        #expect(store.messages.withLock { $0.map(\.text) } == ["what is this", "A", "and now", "A"])
+    }
+
+    @Test("a recorded turn is stored and is context for the next question, with no server asked")
+    func record() async throws {
+        let store = MemoryStore()
+        let transport = ScriptedTransport([.init(status: 200, chunks: stream), .init(status: 200, chunks: stream)])
+        let a = assistant(transport, store)
+        _ = try await a.ask("first", queryID: "q0", mode: .assistant) { _ in }
+        try await a.record(question: "(spoken)", answer: "hello world", queryID: "q1", mode: .translator)
+        #expect(transport.count == 1)
+        #expect(store.messages.withLock { $0.map(\.text) } == ["first", "A", "(spoken)", "hello world"])
+        _ = try await a.ask("next", queryID: "q2", mode: .assistant) { _ in }
+        let body = String(decoding: transport.requests.withLock { $0[1].body }, as: UTF8.self)
+        #expect(body.contains(#"{"content":"(spoken)","role":"user"},{"content":"hello world","role":"assistant"}"#))
+    }
+
+    @Test("a photo that is not a JPEG is refused before any server is asked")
+    func badPhoto() async throws {
+        let transport = ScriptedTransport([])
+        let a = assistant(transport, MemoryStore())
+        for image: [UInt8] in [[], [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A]] {
+            await #expect(throws: AssistantError.invalidArgs("The photo is not a JPEG image.")) {
+                try await a.ask("what is this", queryID: "q", mode: .assistant, image: image) { _ in }
+            }
+        }
+        #expect(transport.count == 0)
+    }
+
     @Test("bad questions are refused before any server is asked")
     func validation() async throws {
         let store = MemoryStore()

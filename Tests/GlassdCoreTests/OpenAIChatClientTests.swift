@@ -72,6 +72,17 @@ struct OpenAIChatClientTests {
         #expect(body.contains(#""stream":true"#) && body.contains(#""model":"m""#))
     }
 
+    @Test("a model override goes in the body; without one the configured model does")
+    func modelOverride() async throws {
+        let transport = ScriptedTransport([.init(status: 200, chunks: sse(["a"])), .init(status: 200, chunks: sse(["b"]))])
+        let c = client(transport, SleepLog())
+        _ = try await c.complete([ChatMessage(.user, "q")], model: "vision-model") { _ in }
+        _ = try await c.complete([ChatMessage(.user, "q")]) { _ in }
+        let bodies = transport.requests.withLock { $0.map { String(decoding: $0.body, as: UTF8.self) } }
+        #expect(bodies[0].contains(#""model":"vision-model""#) && !bodies[0].contains(#""model":"m""#))
+        #expect(bodies[1].contains(#""model":"m""#))
+    }
+
     @Test("429 waits Retry-After, 500 backs off, then success")
     func retries() async throws {
         let transport = ScriptedTransport([
