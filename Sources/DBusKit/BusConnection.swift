@@ -307,6 +307,8 @@ public actor BusConnection {
     }
 
     private func reply(to id: UInt64, with result: Result<[DBusValue], BusError>) {
+        // Descriptors handed over in the result are copied into the reply (or not sent at all).
+        defer { if case .success(let values) = result { for fd in values.flatMap(\.descriptors) { Glibc.close(fd) } } }
         guard let pending = state.takePending(id) else { return }
         defer { sd_bus_message_unref(pending.message) }
         switch result {

@@ -19,7 +19,8 @@ public enum DBusValue: Sendable, Equatable {
     case string(String)
     case objectPath(String)
     case signature(String)
-    /// A file descriptor owned by this value's holder (dup'ed when read from a message).
+    /// A file descriptor owned by this value's holder (dup'ed when read from a message). In a
+    /// method handler's result it is handed over: DBusKit closes it once the reply is built.
     case unixFD(Int32)
     /// An `ay`.
     case byteArray([UInt8])
@@ -186,6 +187,19 @@ extension DBusValue {
         case (.structure(let a), .structure(let b)): a == b
         case (.variant(let a), .variant(let b)): a == b
         default: false
+        }
+    }
+}
+
+extension DBusValue {
+    /// Every descriptor in this value, nested ones included.
+    var descriptors: [Int32] {
+        switch self {
+        case .unixFD(let fd): [fd]
+        case .array(_, let values), .structure(let values): values.flatMap(\.descriptors)
+        case .dict(_, _, let entries): entries.flatMap { $0.key.descriptors + $0.value.descriptors }
+        case .variant(let inner): inner.descriptors
+        default: []
         }
     }
 }

@@ -19,6 +19,11 @@ public enum GlassdBus {
         public static let answerDelta = "AnswerDelta"
         public static let answered = "Answered"
         public static let queryFailed = "QueryFailed"
+        public static let transcribed = "Transcribed"
+    }
+
+    public enum Method {
+        public static let photo = "Photo"
     }
 
     public enum Property {
@@ -63,12 +68,18 @@ public enum GlassdErrorName {
     public static let busy = "org.glassd.Error.Busy"
     public static let notPaired = "org.glassd.Error.NotPaired"
     public static let notConnected = "org.glassd.Error.NotConnected"
+    public static let cancelled = "org.glassd.Error.Cancelled"
 }
 
 /// A query's id: the caller's unique bus name and the serial of its Query call, so a client can
 /// tell its own AnswerDelta signals from others' before the reply arrives.
 public func glassdQueryID(sender: String, cookie: UInt64) -> String {
     "\(sender)/\(cookie)"
+}
+
+/// The id of a question asked on the glasses (a tap or a hold): never the shape of a D-Bus one.
+public func glassdGlassesQueryID(_ unique: String) -> String {
+    "glasses/\(unique)"
 }
 
 /// The version this build reports.
