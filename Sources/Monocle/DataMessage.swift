@@ -33,6 +33,8 @@ public enum DataMessage: Sendable, Equatable {
     case stopRecording
     /// can: (glassd) the user cancelled the pending answer with a tap.
     case cancelled
+    /// end: (glassd) the answer is complete: the glasses are ready for the next question.
+    case answerEnd
     /// bat: (glassd) the battery level in percent, when it changed.
     case battery(UInt8)
     /// ack: (glassd) how many host messages the device has taken in so far (modulo 1,000,000).
@@ -59,6 +61,7 @@ public enum DataMessage: Sendable, Equatable {
         case .display: "dsp:"
         case .stopRecording: "stp:"
         case .cancelled: "can:"
+        case .answerEnd: "end:"
         case .battery: "bat:"
         case .ack: "ack:"
         }
@@ -72,7 +75,8 @@ public enum DataMessage: Sendable, Equatable {
             case .ping(let s), .pong(let s), .response(let s), .error(let s), .display(let s): Array(s.utf8)
             case .battery(let level): Array(String(level).utf8)
             case .ack(let count): Array(String(count).utf8)
-            case .ready, .audioStart, .audioEnd, .imageStart, .imageEnd, .imageAck, .stopRecording, .cancelled: []
+            case .ready, .audioStart, .audioEnd, .imageStart, .imageEnd, .imageAck, .stopRecording, .cancelled, .answerEnd:
+                []
             }
         return Array(command.utf8) + payload
     }
@@ -118,6 +122,7 @@ public enum DataMessage: Sendable, Equatable {
         case "dsp:": return .display(try text())
         case "stp:": return .stopRecording
         case "can:": return .cancelled
+        case "end:": return .answerEnd
         case "bat:": return .battery(UInt8(try number(max: 100)))
         case "ack:": return .ack(try number(max: ackModulus - 1))
         default: throw .unknownCommand(Array(prefix))

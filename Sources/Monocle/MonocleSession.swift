@@ -24,6 +24,8 @@ public enum SessionEvent: Sendable, Equatable {
 /// Why a request to the glasses was refused.
 public enum SessionError: Error, Sendable, Equatable {
     case notConnected(String)
+    /// The glasses are capturing or showing another answer.
+    case busy
 }
 
 /// Brings a connected Monocle to `ready` by itself, on every link that comes up: raw REPL,
@@ -40,6 +42,8 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private var dataLink: DataLink<C>?
     private var maxPayload = 0
     private let displayGate = AsyncGate()
+    /// The answer on its way to the glasses: one at a time, and a cancel tap stops it.
+    private var answer: AnswerStream?
     private let sink: AsyncStream<SessionEvent>.Continuation
     /// Every status change (none coalesced) and device message, in order.
     public nonisolated let events: AsyncStream<SessionEvent>
@@ -251,13 +255,15 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
             if status.state == .ready { set(.busy, for: generation) }
             sink.yield(.device(message))
         case .cancelled:
+            answer?.cancel()
+            answer = nil
             if status.state == .busy { set(.ready, for: generation) }
             sink.yield(.device(message))
         case .pong:
             break  // kept for compatibility; nothing waits on it
         case .audioData, .audioEnd, .imageData, .imageEnd:
             sink.yield(.device(message))
-        case .ping, .response, .error, .imageAck, .display, .stopRecording:
+        case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd:
             logger.info("unexpected message from the glasses dropped", metadata: ["command": "\(message.command)"])
         }
     }
@@ -276,7 +282,38 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
 
     /// Marks the end of an answer: the glasses are ready for the next question.
     public func answerFinished() {
+        answer = nil
         if status.state == .busy { set(.ready, for: generation) }
+    }
+
+    /// Tells the scripts to stop recording now (the host heard the end of speech).
+    public func stopRecording() async throws {
+        try await writer()(.stopRecording)
+    }
+
+    /// A stream for an answer to the glasses on the current link. With `claim` (an answer the
+    /// glasses did not ask for), only when they are idle, and they are busy until
+    /// `answerFinished()`. Throws `SessionError.notConnected`, or `.busy` when a claim finds them busy.
+    public func answerStream(claim: Bool = false) throws -> AnswerStream {
+        let write = try writer()
+        if claim {
+            guard status.state == .ready else { throw SessionError.busy }
+            set(.busy, for: generation)
+        }
+        answer?.cancel()
+        let stream = AnswerStream(maxPayload: maxPayload, send: write)
+        answer = stream
+        return stream
+    }
+
+    /// Writes one message on the current link, in turn with other writers; it fails once that
+    /// link is gone (a later link is not written to).
+    private func writer() throws -> @Sendable (DataMessage) async throws -> Void {
+        guard let dataLink, status.state == .ready || status.state == .busy else {
+            throw SessionError.notConnected("The glasses are not ready (\(status.state.rawValue)).")
+        }
+        let gate = displayGate
+        return { message in try await gate.withLock { try await dataLink.send(message) } }
     }
 
     private func send(first: (String) -> DataMessage, _ text: String) async throws {
@@ -284,6 +321,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
             throw SessionError.notConnected("The glasses are not ready (\(status.state.rawValue)).")
         }
         let chunks = DisplayText.chunks(DisplayText.ascii(text), limit: maxPayload)
+        // One message after another, none from another writer in between.
         try await displayGate.withLock {
             try await dataLink.send(first(chunks.first ?? ""))
             for chunk in chunks.dropFirst() { try await dataLink.send(.response(chunk)) }

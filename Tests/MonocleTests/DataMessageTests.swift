@@ -7,7 +7,7 @@ struct DataMessageTests {
     static let all: [DataMessage] = [
         .ready, .audioStart, .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .imageStart, .imageData([0xFF, 0xD8, 0xFF]),
         .imageEnd, .ping("6F9619FF-8B86-D011-B42D-00C04FC964FF"), .pong("hello"), .response("Paris is the capital."),
-        .error("No network"), .imageAck, .display("Hello"), .stopRecording, .cancelled, .battery(87), .ack(999_999), .ack(0),
+        .error("No network"), .imageAck, .display("Hello"), .stopRecording, .cancelled, .answerEnd, .battery(87), .ack(999_999), .ack(0),
     ]
 
     @Test("every command round-trips")

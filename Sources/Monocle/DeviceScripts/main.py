@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # glassd on the Monocle: the state machine. A tap records a question (ast:, dat:..., aen:), a
-# hold takes a photo first (ist:, idt:..., ien:, then the question). Answers arrive as res:
-# (err: in red, dsp: replaces the text). run() starts it, and can be called again from the REPL.
+# hold takes a photo first (ist:, idt:..., ien:, then the question). Answers stream in as res:
+# (err: in red, dsp: replaces the text) until end:; a tap meanwhile cancels (can:). run()
+# starts it, and can be called again from the REPL.
 import os
 import time
 import device
@@ -14,7 +15,7 @@ import glassd_media as media
 
 HOLD_MS = 1250
 RECORD_S = 30
-IDLE, REC, PHOTO_Q, WAIT = 0, 1, 2, 3
+IDLE, REC, PHOTO_Q, WAIT, ANSWER = 0, 1, 2, 3, 4
 TAP_PROMPT = 'Tap to speak'
 S = {}
 
@@ -81,26 +82,30 @@ def _photo():
 
 def _on_message(msg):
     cmd, payload = msg[:4], msg[4:]
-    if cmd == b'res:' or cmd == b'err:':
-        if S['state'] in (REC, PHOTO_Q):
+    st = S['state']
+    if cmd in (b'res:', b'err:', b'dsp:'):
+        if st in (REC, PHOTO_Q):
             return              # a late answer to an earlier question
+        if cmd == b'dsp:':
+            ui.clear()
         ui.add(_text(payload), display.RED if cmd == b'err:' else display.WHITE)
-        if S['state'] == WAIT:
+        if cmd != b'dsp:' and st in (IDLE, WAIT):
+            S['state'] = ANSWER
+            S['hint'] = None
+            ui.prompt('Tap to stop')
+        ui.draw()
+    elif cmd == b'end:':
+        if st in (WAIT, ANSWER):
             S['state'] = IDLE
-            ui.prompt(TAP_PROMPT)
-        ui.draw()
-    elif cmd == b'dsp:':
-        ui.clear()
-        ui.add(_text(payload))
-        ui.draw()
+            _prompt(TAP_PROMPT)
     elif cmd == b'pin:':
         link.send(b'pon:', payload)
     elif cmd == b'ick:':
-        if S['state'] == WAIT:
+        if st == WAIT:
             S['state'] = IDLE
             _prompt(TAP_PROMPT)
     elif cmd == b'stp:':
-        if S['state'] in (REC, PHOTO_Q):
+        if st in (REC, PHOTO_Q):
             _stop_recording()
 
 
@@ -108,7 +113,7 @@ def _on_gesture(g):
     st = S['state']
     if st in (REC, PHOTO_Q):
         _stop_recording()
-    elif st == WAIT:
+    elif st in (WAIT, ANSWER):
         link.send(b'can:')
         S['state'] = IDLE
         _prompt('Cancelled. ' + TAP_PROMPT)

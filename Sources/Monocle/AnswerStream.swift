@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+import Synchronization
+
+/// One answer on its way to the glasses while it streams. Pieces are appended as the model sends
+/// them and never wait on the link; `run()` writes what has gathered as `res:` messages, whole
+/// words only (a half word would show, then change), so when the link is slower than the model
+/// the pieces pile up and go out together in fewer writes. At the end an error follows in red
+/// (`err:`), then `end:` tells the scripts the answer is complete.
+public final class AnswerStream: Sendable {
+    private struct State {
+        var heading: String?
+        var pending = ""
+        var finished = false
+        var error: String?
+        var cancelled = false
+    }
+
+    /// A word longer than a display line goes out without waiting for its end.
+    static let longestWord = 26
+
+    private let state = Mutex(State())
+    private let wake = Pulse()
+    private let maxPayload: Int
+    private let send: @Sendable (DataMessage) async throws -> Void
+
+    /// `send` writes one message to the glasses (paced by the data link); `maxPayload` is the
+    /// longest text one message carries.
+    public init(maxPayload: Int, send: @escaping @Sendable (DataMessage) async throws -> Void) {
+        precondition(maxPayload > 0)
+        self.maxPayload = maxPayload
+        self.send = send
+    }
+
+    /// Clears the answer area and shows `text` above the answer (the question, as heard).
+    public func heading(_ text: String) {
+        state.withLock { $0.heading = DisplayText.ascii(text) }
+        wake.pulse()
+    }
+
+    /// Adds answer text (transliterated for the display's font).
+    public func append(_ text: String) {
+        let ascii = DisplayText.ascii(text)
+        guard !ascii.isEmpty else { return }
+        state.withLock { $0.pending += ascii }
+        wake.pulse()
+    }
+
+    /// No more text comes; `error`, if any, is shown after it in red.
+    public func finish(error: String? = nil) {
+        state.withLock { state in
+            state.finished = true
+            state.error = error.map(DisplayText.ascii)
+        }
+        wake.pulse()
+    }
+
+    /// The answer is abandoned (the user cancelled it on the glasses): nothing more is written.
+    public func cancel() {
+        state.withLock { $0.cancelled = true }
+        wake.pulse()
+    }
+
+    /// Writes until the answer is finished and shown (or cancelled). Throws what the link throws.
+    public func run() async throws {
+        while true {
+            let ticket = wake.ticket()
+            let (heading, text, finishedWith, cancelled) = state.withLock {
+                state -> (String?, String, String??, Bool) in
+                let text = Self.take(&state.pending, all: state.finished)
+                let done = state.finished && state.pending.isEmpty ? Optional(state.error) : nil
+                defer { state.heading = nil }
+                return (state.heading, text, done, state.cancelled)
+            }
+            if cancelled { return }
+            if let heading {
+                let chunks = DisplayText.chunks(heading, limit: maxPayload)
+                try await send(.display(chunks.first ?? ""))
+                for chunk in chunks.dropFirst() { try await send(.response(chunk)) }
+            }
+            for chunk in DisplayText.chunks(text, limit: maxPayload) {
+                try await send(.response(chunk))
+            }
+            if let error = finishedWith {
+                for chunk in DisplayText.chunks(error ?? "", limit: maxPayload) { try await send(.error(chunk)) }
+                try await send(.answerEnd)
+                return
+            }
+            if text.isEmpty && heading == nil { await wake.wait(after: ticket) }
+            try Task.checkCancellation()
+        }
+    }
+
+    /// What of `pending` can be shown now: everything at the end, else up to the last break
+    /// between words (or a word too long for a line).
+    static func take(_ pending: inout String, all: Bool) -> String {
+        if all || pending.utf8.count > longestWord && !pending.contains(where: { $0 == " " || $0 == "\n" }) {
+            defer { pending = "" }
+            return pending
+        }
+        guard let last = pending.lastIndex(where: { $0 == " " || $0 == "\n" }) else { return "" }
+        let cut = pending.index(after: last)
+        defer { pending = String(pending[cut...]) }
+        return String(pending[..<cut])
+    }
+}
