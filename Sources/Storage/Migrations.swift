@@ -11,6 +11,8 @@ import GRDB
 ///   FTS5 index of the text kept in step by triggers and built here for existing messages.
 /// - v4: an index that finds the current conversation (the newest not imported) at once: imported
 ///   conversations get the highest ids, and without it every turn scanned past all of them.
+/// - v5: photos: the JPEG a question from the glasses was asked about, by query id (the file is
+///   in the state directory's photos folder).
 enum Migrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -73,6 +75,18 @@ enum Migrations {
         }
         migrator.registerMigration("v4") { db in
             try db.execute(sql: "CREATE INDEX conversations_current ON conversations(imported, id)")
+        }
+        migrator.registerMigration("v5") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE photos (
+                        query_id TEXT PRIMARY KEY NOT NULL,
+                        file TEXT NOT NULL,
+                        bytes INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX photos_by_time ON photos(created_at);
+                    """)
         }
         return migrator
     }
