@@ -9,6 +9,18 @@ public struct Config: Sendable, Equatable {
     public var baseURL: String?
     public var chatModel = "gpt-4o-mini"
     public var transcriptionModel = "whisper-1"
+    /// The model for a photo and its question; nil: the chat model.
+    public var visionModel: String?
+    /// Where speech goes when not to `baseURL` (a local whisper.cpp while chat goes elsewhere).
+    public var transcriptionURL: String?
+    /// The spoken language (ISO-639-1), when known: faster and better transcriptions.
+    public var transcriptionLanguage: String?
+    /// Silence after speech that ends a spoken question, in milliseconds.
+    public var trailingSilenceMS = 800
+    /// The longest spoken question, in seconds.
+    public var maxUtteranceSeconds = 30
+    /// How many photos are kept (the oldest go).
+    public var photosKept = 100
     public var timeoutSeconds = 60
     /// Characters of earlier conversation sent with each question.
     public var historyBudget = 8000
@@ -47,13 +59,19 @@ public struct Config: Sendable, Equatable {
         var config = Config()
         let assistant = try section(table, "assistant", file: file)
         let bluetooth = try section(table, "bluetooth", file: file)
+        let transcription = try section(table, "transcription", file: file)
+        let voice = try section(table, "voice", file: file)
+        let photos = try section(table, "photos", file: file)
         let reader = Reader(file: file)
-        config.baseURL = try reader.string(assistant, "assistant", "base_url")
-        if let url = config.baseURL {
-            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-                parsed.host != nil
-            else { throw Error(description: "\(file): [assistant] base_url must be an http(s) URL, not \"\(url)\"") }
-        }
+        config.baseURL = try reader.url(assistant, "assistant", "base_url")
+        config.visionModel = try reader.string(assistant, "assistant", "vision_model")
+        config.transcriptionURL = try reader.url(transcription, "transcription", "base_url")
+        config.transcriptionLanguage = try reader.string(transcription, "transcription", "language")
+        config.trailingSilenceMS =
+            try reader.int(voice, "voice", "trailing_silence_ms", in: 200...5000) ?? config.trailingSilenceMS
+        config.maxUtteranceSeconds =
+            try reader.int(voice, "voice", "max_seconds", in: 2...30) ?? config.maxUtteranceSeconds
+        config.photosKept = try reader.int(photos, "photos", "keep", in: 1...100_000) ?? config.photosKept
         config.chatModel = try reader.string(assistant, "assistant", "chat_model") ?? config.chatModel
         config.transcriptionModel =
             try reader.string(assistant, "assistant", "transcription_model") ?? config.transcriptionModel
@@ -82,6 +100,15 @@ public struct Config: Sendable, Equatable {
             guard let value = table?[key] else { return nil }
             guard let s = value.string else { throw Error(description: "\(file): [\(section)] \(key) must be a string") }
             return s
+        }
+
+        /// An http(s) URL with a host.
+        func url(_ table: TOMLTable?, _ section: String, _ key: String) throws(Error) -> String? {
+            guard let url = try string(table, section, key) else { return nil }
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+                parsed.host != nil
+            else { throw Error(description: "\(file): [\(section)] \(key) must be an http(s) URL, not \"\(url)\"") }
+            return url
         }
 
         func int(_ table: TOMLTable?, _ section: String, _ key: String, in range: ClosedRange<Int>) throws(Error) -> Int? {

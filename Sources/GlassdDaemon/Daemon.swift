@@ -6,6 +6,7 @@ import Foundation
 import GlassdAPI
 import GlassdCore
 import HTTPKit
+import Audio
 import Logging
 import Monocle
 import ServiceLifecycle
@@ -47,22 +48,43 @@ public enum Daemon {
         // The key is in memory now; keep it out of the environment from here on.
         unsetenv("GLASSD_API_KEY")
 
+        let transport = CurlHTTPTransport()
         let client = config.baseURL.map { baseURL in
             OpenAIChatClient(
                 config: ChatServerConfig(
                     baseURL: baseURL, model: config.chatModel, apiKey: key?.key,
                     timeout: .seconds(config.timeoutSeconds)),
-                transport: CurlHTTPTransport())
+                transport: transport)
+        }
+        let transcriber = (config.transcriptionURL ?? config.baseURL).map { baseURL in
+            TranscriptionClient(
+                config: TranscriptionConfig(
+                    baseURL: baseURL, model: config.transcriptionModel, apiKey: key?.key,
+                    timeout: .seconds(config.timeoutSeconds), language: config.transcriptionLanguage),
+                transport: transport)
         }
         let assistant = Assistant(client: client, store: store, historyBudget: config.historyBudget)
+        let photos = try PhotoStore(database: database, keep: config.photosKept)
 
         let settings = SQLiteSettingsStore(database: database)
         let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
         let connection = try await BusConnection.open(options.bus)
-        let link = await linkInterface(config: config, database: database, connection: connection, logger: logger)
+        let signals = ManagerSignals(connection: connection, logger: logger)
+        let link = await linkInterface(config: config, database: database, connection: connection, logger: logger) {
+            session, supervisor in
+            VoiceQueries(
+                session: session, assistant: assistant, transcriber: transcriber,
+                transcriptions: SQLiteTranscriptionStore(database: database), photos: photos, signals: signals,
+                mode: mode,
+                voice: VoiceSettings(
+                    trailingSilence: .milliseconds(config.trailingSilenceMS),
+                    maximumLength: .seconds(config.maxUtteranceSeconds)),
+                visionModel: config.visionModel, device: { await supervisor.snapshot().paired?.description },
+                logger: logger)
+        }
         let manager = ManagerInterface(
-            connection: connection, assistant: assistant, archive: HistoryArchive(database: database), mode: mode,
-            backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link)
+            signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
+            mode: mode, backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
@@ -91,7 +113,8 @@ public enum Daemon {
     /// The glasses link, over BlueZ on the system bus (its own connection and thread); nil when
     /// there is no system bus, and then the link methods answer NoAdapter.
     static func linkInterface(
-        config: Config, database: GlassdDatabase, connection: BusConnection, logger: Logger
+        config: Config, database: GlassdDatabase, connection: BusConnection, logger: Logger,
+        voice: (MonocleSession<ContinuousClock>, LinkSupervisor) -> VoiceQueries
     ) async -> LinkInterface? {
         let system: BusConnection
         do {
@@ -109,7 +132,9 @@ public enum Daemon {
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
         let session = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
-        return LinkInterface(connection: connection, supervisor: supervisor, bluez: bluez, session: session, logger: logger)
+        return LinkInterface(
+            connection: connection, supervisor: supervisor, bluez: bluez, session: session,
+            voice: voice(session, supervisor), logger: logger)
     }
 
     /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.

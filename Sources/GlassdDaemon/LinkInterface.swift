@@ -14,6 +14,7 @@ struct LinkInterface {
     let supervisor: LinkSupervisor
     let bluez: BlueZClient
     let session: MonocleSession<ContinuousClock>
+    let voice: VoiceQueries
     let logger: Logger
 
     /// Members added to org.glassd.Manager1.
@@ -79,13 +80,18 @@ struct LinkInterface {
             group.addTask {
                 await session.run(links: links) { reason in await supervisor.dropLink(reason: reason) }
             }
+            let (voiceInputs, voiceSink) = AsyncStream.makeStream(of: VoiceQueries.Input.self)
+            group.addTask { await voice.run(voiceInputs) }
             group.addTask {
                 for await event in session.events {
                     switch event {
-                    case .status(let status): sink.yield(.session(status))
-                    case .device(let message): await DeviceRequests(session: session, logger: logger).handle(message)
+                    case .status(let status):
+                        sink.yield(.session(status))
+                        voiceSink.yield(.status(status))
+                    case .device(let message): voiceSink.yield(.device(message))
                     }
                 }
+                voiceSink.finish()
             }
             var shown = Shown()
             var link = await supervisor.snapshot()

@@ -49,6 +49,7 @@ extension ManagerInterface {
     private func clearHistory() async throws -> [DBusValue] {
         do {
             try await assistant.clearHistory()
+            try await photos.clear()
         } catch {
             logger.error("cannot clear history: \(error)")
             throw BusError.failed("Could not clear the conversation history.")

@@ -2,7 +2,9 @@
 import DBusKit
 import GlassdAPI
 import GlassdCore
+import Glibc
 import Logging
+import Monocle
 import Storage
 
 /// org.glassd.Manager1 on /org/glassd: questions, history and mode over D-Bus.
@@ -10,9 +12,10 @@ struct ManagerInterface {
     /// History(limit) never returns more than this many messages.
     static let maxHistory: UInt32 = 10_000
 
-    let connection: BusConnection
+    let signals: ManagerSignals
     let assistant: Assistant
     let archive: HistoryArchive
+    let photos: PhotoStore
     let mode: ModeSetting
     let backendDescription: String
     let logger: Logger
@@ -24,6 +27,7 @@ struct ManagerInterface {
             name: GlassdBus.managerInterface,
             methods: [
                 .init("Query", input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
+                .init(GlassdBus.Method.photo, input: [("query_id", "s")], output: [("fd", "h")]) { try await photo($0) },
             ] + historyMethods + (link?.methods ?? unavailableLinkMethods),
             properties: [
                 .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
@@ -41,6 +45,7 @@ struct ManagerInterface {
                 .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),
                 .init(GlassdBus.Signal.answered, [("query_id", "s"), ("question", "s"), ("answer", "s")]),
                 .init(GlassdBus.Signal.queryFailed, [("query_id", "s"), ("error_name", "s"), ("message", "s")]),
+                .init(GlassdBus.Signal.transcribed, [("query_id", "s"), ("text", "s")]),
             ])
     }
 
@@ -56,31 +61,63 @@ struct ManagerInterface {
         ]
     }
 
-    /// Queued, not awaited: the bus thread sends signals in order, and before the method's reply.
-    private func emit(_ signal: String, _ arguments: [DBusValue]) {
-        connection.post(signal, interface: GlassdBus.managerInterface, at: GlassdBus.managerPath, arguments) {
-            [logger] error in logger.warning("cannot emit \(signal), ignoring: \(error)")
-        }
-    }
-
+    /// A typed question: answered to the caller, and shown on the glasses too when they are idle.
     private func query(_ call: MethodCall) async throws -> [DBusValue] {
         let text = call.arguments.first?.string ?? ""
         let id = glassdQueryID(sender: call.sender, cookie: call.cookie)
         var log = logger
         log[metadataKey: "query_id"] = "\(id)"
         log.debug("query", metadata: ["text": "\(text)"])
+        let stream = await glassesStream(question: text)
+        let answer: Result<String, any Error>
         do {
-            let answer = try await assistant.ask(text, queryID: id, mode: mode.mode) { piece in
-                emit(GlassdBus.Signal.answerDelta, [.string(id), .string(piece)])
-            }
-            emit(GlassdBus.Signal.answered, [.string(id), .string(text), .string(answer)])
+            answer = .success(
+                try await GlassesAnswer.showing(stream, onLinkLoss: .ignore, logger: log) { [assistant, signals, mode] in
+                    try await assistant.ask(text, queryID: id, mode: mode.mode) { piece in
+                        signals.answerDelta(id, piece)
+                        stream?.append(piece)
+                    }
+                })
+        } catch {
+            answer = .failure(error)
+        }
+        if stream != nil { await link?.session.answerFinished() }
+        switch answer {
+        case .success(let answer):
+            signals.answered(id, question: text, answer: answer)
             log.info("answered", metadata: ["answer_chars": "\(answer.count)"])
             return [.string(answer)]
-        } catch {
-            let busError = ErrorMapping.busError(error)
-            emit(GlassdBus.Signal.queryFailed, [.string(id), .string(busError.name), .string(busError.message)])
+        case .failure(let error):
+            let busError = VoiceFailure.describe(error).bus
+            signals.failed(id, busError)
             log.notice("query failed", metadata: ["error": "\(busError.name)", "reason": "\(busError.message)"])
             throw busError
         }
+    }
+
+    /// A stream to show a typed question's answer on the glasses, if they are idle (a question
+    /// that will be refused is not shown).
+    private func glassesStream(question: String) async -> AnswerStream? {
+        guard let session = link?.session, (try? Assistant.validate(question)) != nil,
+            let stream = try? await session.answerStream(claim: true)
+        else { return nil }
+        stream.heading("> " + question)
+        return stream
+    }
+
+    /// The photo a question from the glasses was asked about, as a descriptor.
+    private func photo(_ call: MethodCall) async throws -> [DBusValue] {
+        let id = call.arguments.first?.string ?? ""
+        let fd: Int32?
+        do {
+            fd = try await photos.open(queryID: id)
+        } catch {
+            logger.error("cannot read the photos: \(error)")
+            throw BusError.failed("The photos could not be read.")
+        }
+        guard let fd else {
+            throw BusError(name: GlassdErrorName.notFound, message: "No photo is kept for the question \"\(id)\".")
+        }
+        return [.unixFD(fd)]
     }
 }

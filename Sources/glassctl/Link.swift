@@ -133,55 +133,6 @@ struct Devices: AsyncParsableCommand {
     }
 }
 
-struct Watch: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print the glasses' state, then every change as it happens (session states, battery...), until interrupted.")
-
-    @OptionGroup var options: GlobalOptions
-
-    struct Change: Encodable {
-        var path: String
-        var interface: String
-        var property: String
-        var value: String
-    }
-
-    func run() async throws {
-        try await reportingErrors {
-            let client = try await options.connect()
-            let changes = try await client.connection.subscribe(
-                SignalMatch(sender: GlassdBus.name, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-            func show(_ change: Change) throws {
-                if options.json {
-                    try printJSON(change)
-                } else {
-                    print("\(change.path) \(change.property) = \(change.value)")
-                }
-                fflush(nil)
-            }
-            // Where things stand, then every change (the subscription is already in place).
-            func showCurrent() async throws {
-                for property in [GlassdBus.Property.state, GlassdBus.Property.pairedDevice] {
-                    let value = try await client.property(property)
-                    try show(Change(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, property: property, value: value.display))
-                }
-            }
-            try await showCurrent()
-            for await event in changes {
-                guard case .signal(let signal) = event else {
-                    // Too far behind, changes were missed: say where things stand now.
-                    try await showCurrent()
-                    continue
-                }
-                guard signal.arguments.count >= 2, let interface = signal.arguments[0].string else { continue }
-                for (name, value) in (signal.arguments[1].stringKeyed ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    try show(Change(path: signal.path, interface: interface, property: name, value: value.unwrapped.display))
-                }
-            }
-        }
-    }
-}
-
 extension DBusValue {
     /// A value as one short line of text.
     var display: String {

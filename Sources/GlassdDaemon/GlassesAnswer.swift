@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Logging
+import Monocle
+
+/// An answer's work and its display on the glasses, side by side: `work` streams text into the
+/// stream while the stream's writer sends it, paced by the link; a failure of the work is shown
+/// in red at the end.
+enum GlassesAnswer {
+    /// What the glasses going away means for the work.
+    enum LinkLoss {
+        /// The answer was for them: stop it (nothing half is stored) and fail.
+        case abandon
+        /// Someone else waits for it too (a D-Bus caller): carry on without the glasses.
+        case ignore
+    }
+
+    private enum Outcome<T: Sendable>: Sendable {
+        case written((any Error)?)
+        case answered(Result<T, any Error>)
+    }
+
+    /// Returns what `work` returns; with `.abandon`, throws `VoiceFailure.disconnected` if the
+    /// glasses went away first.
+    static func showing<T: Sendable>(
+        _ stream: AnswerStream?, onLinkLoss: LinkLoss, logger: Logger,
+        _ work: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard let stream else { return try await work() }
+        let (answer, lost) = await withTaskGroup(of: Outcome<T>.self) { group in
+            group.addTask {
+                do {
+                    try await stream.run()
+                    return .written(nil)
+                } catch {
+                    return .written(error)
+                }
+            }
+            group.addTask {
+                do {
+                    let value = try await work()
+                    stream.finish()
+                    return .answered(.success(value))
+                } catch {
+                    stream.finish(error: VoiceFailure.describe(error).glasses)
+                    return .answered(.failure(error))
+                }
+            }
+            var answer: Result<T, any Error>?
+            var lost = false
+            for await outcome in group {
+                switch outcome {
+                case .written(let error?) where !Task.isCancelled:
+                    logger.info("the glasses stopped showing the answer: \(error)")
+                    if onLinkLoss == .abandon && answer == nil {
+                        lost = true
+                        group.cancelAll()
+                    }
+                case .written: break
+                case .answered(let result): answer = result
+                }
+            }
+            return (answer, lost)
+        }
+        if Task.isCancelled { throw CancellationError() }
+        if lost { throw VoiceFailure.disconnected(while: "answering") }
+        guard let answer else { throw CancellationError() }
+        return try answer.get()
+    }
+}

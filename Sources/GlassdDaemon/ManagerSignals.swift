@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import GlassdAPI
+import Logging
+
+/// The signals of org.glassd.Manager1 about questions, from D-Bus and from the glasses alike.
+/// Posted, not awaited: the bus thread sends them in order, and before the method's reply.
+struct ManagerSignals: Sendable {
+    let connection: BusConnection
+    let logger: Logger
+
+    func answerDelta(_ id: String, _ text: String) {
+        post(GlassdBus.Signal.answerDelta, [.string(id), .string(text)])
+    }
+
+    func answered(_ id: String, question: String, answer: String) {
+        post(GlassdBus.Signal.answered, [.string(id), .string(question), .string(answer)])
+    }
+
+    func failed(_ id: String, _ error: BusError) {
+        post(GlassdBus.Signal.queryFailed, [.string(id), .string(error.name), .string(error.message)])
+    }
+
+    func transcribed(_ id: String, _ text: String) {
+        post(GlassdBus.Signal.transcribed, [.string(id), .string(text)])
+    }
+
+    private func post(_ signal: String, _ arguments: [DBusValue]) {
+        connection.post(signal, interface: GlassdBus.managerInterface, at: GlassdBus.managerPath, arguments) {
+            [logger] error in logger.warning("cannot emit \(signal), ignoring: \(error)")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import GlassdAPI
+import GlassdCore
+
+/// Why a question from the glasses got no answer, beyond the assistant's own errors.
+enum VoiceFailure: Error, Sendable, Equatable {
+    /// The recording held no speech (or nothing at all).
+    case noSpeech
+    /// The transcription came back empty.
+    case noWords
+    /// The photo is not a whole JPEG (or too big).
+    case photo(String)
+    /// The glasses went away; `while` says during what.
+    case disconnected(while: String)
+    /// A tap on the glasses cancelled the question.
+    case cancelled
+
+    var busError: BusError {
+        switch self {
+        case .noSpeech: BusError(name: GlassdErrorName.invalidArgs, message: "No speech was heard.")
+        case .noWords: BusError(name: GlassdErrorName.invalidArgs, message: "The speech was transcribed to no words.")
+        case .photo(let why): BusError(name: GlassdErrorName.invalidArgs, message: "The photo is not usable: \(why).")
+        case .disconnected(let during):
+            BusError(name: GlassdErrorName.notConnected, message: "The glasses disconnected while \(during).")
+        case .cancelled: BusError(name: GlassdErrorName.cancelled, message: "The question was cancelled on the glasses.")
+        }
+    }
+
+    /// For the glasses' display.
+    var wording: String {
+        switch self {
+        case .noSpeech: "I did not hear a question. Tap and speak."
+        case .noWords: "I could not make out any words. Tap to try again."
+        case .photo: "The photo did not arrive whole. Hold to try again."
+        case .disconnected, .cancelled: ""
+        }
+    }
+
+    /// Any failure of a question, as a D-Bus error and as words for the glasses.
+    static func describe(_ error: any Error) -> (bus: BusError, glasses: String) {
+        switch error {
+        case let failure as VoiceFailure: (failure.busError, failure.wording)
+        case let failure as AssistantError: (ErrorMapping.busError(failure), GlassesWording.text(for: failure))
+        case is CancellationError: (VoiceFailure.cancelled.busError, "")
+        default: (BusError.failed("\(error)"), "Something went wrong in glassd.")
+        }
+    }
+}

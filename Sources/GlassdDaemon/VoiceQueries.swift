@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Audio
+import DBusKit
+import Foundation
+import GlassdAPI
+import GlassdCore
+import Logging
+import Monocle
+import Storage
+
+/// Questions asked on the glasses: a tap records one (a hold takes a photo first). The audio is
+/// processed as it streams in, and the glasses are told to stop as soon as the speaker has; then
+/// it is transcribed, answered with the conversation so far (or, in translator mode, the
+/// translation is the answer), and the answer is shown on the glasses word by word as it
+/// streams. A tap meanwhile cancels it.
+struct VoiceQueries: Sendable {
+    enum Input: Sendable {
+        case device(DataMessage)
+        case status(SessionStatus)
+    }
+
+    /// The question stored for a translation (the speech itself is not transcribed).
+    static let spokenQuestion = "(spoken, translated to English)"
+
+    let session: MonocleSession<ContinuousClock>
+    let assistant: Assistant
+    let transcriber: TranscriptionClient?
+    let transcriptions: SQLiteTranscriptionStore
+    let photos: PhotoStore
+    let signals: ManagerSignals
+    let mode: ModeSetting
+    let voice: VoiceSettings
+    let visionModel: String?
+    /// The paired glasses' address, for the transcription rows.
+    let device: @Sendable () async -> String?
+    let logger: Logger
+    var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Handles what the glasses send until `inputs` ends.
+    func run(_ inputs: AsyncStream<Input>) async {
+        await withDiscardingTaskGroup { group in
+            var capture: VoiceCapture?
+            var answering: OneShotEvent?
+            var generation: UInt64 = 0
+            for await input in inputs {
+                switch input {
+                case .status(let status):
+                    let gone = status.generation != generation || !(status.state == .ready || status.state == .busy)
+                    if gone, let lost = capture {
+                        capture = nil
+                        fail(lost.id, VoiceFailure.disconnected(while: "recording"))
+                    }
+                    generation = status.generation
+                case .device(let message):
+                    switch message {
+                    case .audioStart, .imageStart:
+                        if let replaced = capture { fail(replaced.id, VoiceFailure.disconnected(while: "recording")) }
+                        capture = start(photo: message == .imageStart)
+                    case .imageData(let bytes):
+                        capture?.appendPhoto(bytes)
+                    case .imageEnd:
+                        break  // the spoken question follows
+                    case .audioData(let bytes):
+                        guard let current = capture else { break }
+                        let ended = current.recorder.append(bytes).contains { if case .ended = $0 { true } else { false } }
+                        if ended && !current.stopSent {
+                            current.stopSent = true
+                            let id = current.id
+                            group.addTask { await stopRecording(id) }
+                        }
+                    case .audioEnd:
+                        guard let done = capture else { break }
+                        capture = nil
+                        let utterance = done.recorder.finish()
+                        let photo = Result { () throws(VoiceFailure) in try done.checkedPhoto() }
+                        let cancel = OneShotEvent()
+                        answering?.fire()  // an earlier answer still streaming gives way
+                        answering = cancel
+                        let id = done.id
+                        group.addTask { await answer(id, utterance: utterance, photo: photo, cancel: cancel) }
+                    case .cancelled:
+                        answering?.fire()
+                        answering = nil
+                    default:
+                        break
+                    }
+                }
+            }
+            answering?.fire()
+        }
+    }
+
+    private func start(photo: Bool) -> VoiceCapture? {
+        let id = glassdGlassesQueryID(UUID().uuidString.lowercased())
+        do {
+            return try VoiceCapture(id: id, withPhoto: photo, voice: voice)
+        } catch {
+            fail(id, AssistantError.internalFailure("The audio processing could not start: \(error)."))
+            return nil
+        }
+    }
+
+    private func stopRecording(_ id: String) async {
+        logger.debug("end of speech heard: stopping the recording", metadata: ["query_id": "\(id)"])
+        do {
+            try await session.stopRecording()
+        } catch {
+            logger.info("cannot tell the glasses to stop recording: \(error)", metadata: ["query_id": "\(id)"])
+        }
+    }
+
+    private func fail(_ id: String, _ error: any Error) {
+        let (busError, _) = VoiceFailure.describe(error)
+        logger.notice(
+            "question from the glasses failed",
+            metadata: ["query_id": "\(id)", "error": "\(busError.name)", "reason": "\(busError.message)"])
+        signals.failed(id, busError)
+    }
+
+    /// One question, from its recording to its answer on the glasses; `cancel` fires on a tap.
+    private func answer(
+        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, cancel: OneShotEvent
+    ) async {
+        let log = {
+            var log = logger
+            log[metadataKey: "query_id"] = "\(id)"
+            return log
+        }()
+        let stream: AnswerStream?
+        do {
+            stream = try await session.answerStream()
+        } catch {
+            log.info("cannot show the answer on the glasses: \(error)")
+            stream = nil
+        }
+        let outcome = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
+            group.addTask {
+                do {
+                    try await GlassesAnswer.showing(stream, onLinkLoss: .abandon, logger: log) {
+                        try await work(id, utterance: utterance, photo: photo, stream: stream, logger: log)
+                    }
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                await cancel.wait()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            if first == nil { stream?.cancel() }
+            group.cancelAll()
+            return first ?? .failure(VoiceFailure.cancelled)
+        }
+        if case .failure(let error) = outcome { fail(id, error) }
+        await session.answerFinished()
+    }
+
+    private func work(
+        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?, logger: Logger
+    ) async throws {
+        guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
+        let image = try photo.get()
+        guard let transcriber else {
+            throw AssistantError.notConfigured("No speech server is configured: set [assistant] base_url in glassd.conf.")
+        }
+        let translate = mode.mode == .translator
+        let heard = try await transcriber.transcribe(wav: utterance.wav(), task: translate ? .translate : .transcribe)
+        guard !heard.isEmpty else { throw VoiceFailure.noWords }
+        do {
+            try await transcriptions.insert(id: id, text: heard, device: await device(), at: now())
+        } catch {
+            throw AssistantError.internalFailure("The transcription could not be saved.")
+        }
+        signals.transcribed(id, heard)
+        logger.info("question heard", metadata: ["chars": "\(heard.count)", "photo": "\(image?.count ?? 0)"])
+        let question: String
+        let answer: String
+        if translate {
+            question = Self.spokenQuestion
+            answer = heard
+            signals.answerDelta(id, heard)
+            stream?.append(heard)
+            try await assistant.record(question: question, answer: answer, queryID: id, mode: .translator)
+        } else {
+            question = heard
+            stream?.heading("> " + heard)
+            answer = try await assistant.ask(
+                heard, queryID: id, mode: mode.mode, image: image, model: image == nil ? nil : visionModel
+            ) { piece in
+                signals.answerDelta(id, piece)
+                stream?.append(piece)
+            }
+        }
+        if let image {
+            do {
+                try await photos.save(queryID: id, jpeg: image, at: now())
+            } catch {
+                logger.warning("the photo could not be kept: \(error)")
+            }
+        }
+        do {
+            try await transcriptions.markConsumed(id: id, at: now())
+        } catch {
+            logger.warning("the transcription could not be marked consumed: \(error)")
+        }
+        signals.answered(id, question: question, answer: answer)
+    }
+}
