@@ -32,9 +32,10 @@ public final class AnswerStream: Sendable {
         self.send = send
     }
 
-    /// Clears the answer area and shows `text` above the answer (the question, as heard).
+    /// Clears the answer area and shows `text` above the answer (the question, as heard), on
+    /// lines of its own.
     public func heading(_ text: String) {
-        state.withLock { $0.heading = DisplayText.ascii(text) }
+        state.withLock { $0.heading = DisplayText.ascii(text) + "\n" }
         wake.pulse()
     }
 

@@ -17,26 +17,7 @@ struct SessionIntegrationTests {
     /// Runs `body` with one virtual Monocle (battery 87 %) and glassd, not yet paired.
     private func withSession(_ body: (BLEWorld, BusConnection, VirtualMonocle) async throws -> Void) async throws {
         try await BLEWorld.with { ble in
-            try await ble.withMonocle(monocle, txPower: -45, battery: 87) { _ in
-                try await ble.world.withGlassd(config: try ble.writeConfig()) { _ in
-                    let bus = try await ble.world.connect()
-                    let vm = VirtualMonocle(bus: bus, index: monocle)
-                    do {
-                        try await body(ble, bus, vm)
-                    } catch {
-                        let log = ble.world.log().suffix(6000)
-                        let device = (try? String(contentsOfFile: ble.world.directory + "/monocle\(monocle).log", encoding: .utf8)) ?? ""
-                        await bus.close()
-                        throw TestFailure("\(error)\n--- glassd:\n\(log)\n--- virtual Monocle:\n\(device.suffix(3000))")
-                    }
-                    // Over every test: nothing glassd sent was lost to the device's REPL ring, and never 0x1C.
-                    let stats = try await vm.stats()
-                    #expect(stats["ring_dropped"] == 0)
-                    #expect(stats["safe_mode"] == 0)
-                    #expect(stats["callbacks_dropped"] == 0)
-                    await bus.close()
-                }
-            }
+            try await ble.withSession(monocle) { bus, vm in try await body(ble, bus, vm) }
         }
     }
 

@@ -44,7 +44,7 @@ struct AnswerStreamTests {
         link.release.pulse()
         await link.waitFor(count: 2)
         // The heading went first; "what" has no end yet, so only "echo: " could go.
-        #expect(link.messages == [.display("> what is the time"), .response("echo: ")])
+        #expect(link.messages == [.display("> what is the time\n"), .response("echo: ")])
         // While that write is under way, the rest arrives: it goes out in one write.
         stream.append(" is t")
         stream.append("he ti")
@@ -57,7 +57,7 @@ struct AnswerStreamTests {
         link.release.pulse()
         try await writer.value
         #expect(link.messages == [
-            .display("> what is the time"), .response("echo: "), .response("what is the time"), .answerEnd,
+            .display("> what is the time\n"), .response("echo: "), .response("what is the time"), .answerEnd,
         ])
     }
 

@@ -25,8 +25,16 @@ struct VirtualMonocle: Sendable {
         }
     }
 
+    /// The display's text as a person reads it: lines joined by spaces, colour tags dropped (a
+    /// phrase wrapped over two lines still matches).
+    static func reading(_ shown: String) -> String {
+        shown.split(separator: "\n").map { line in
+            line.hasPrefix("[") ? String(line.drop { $0 != "]" }.dropFirst(2)) : String(line)
+        }.joined(separator: " ")
+    }
+
     /// Waits (on DisplayChanged, no polling) until the display shows something containing
-    /// `text`; returns that frame's text.
+    /// `text` (as read, see `reading`); returns that frame's text.
     @discardableResult
     func waitForDisplay(containing text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void = {})
         async throws -> String
@@ -34,12 +42,12 @@ struct VirtualMonocle: Sendable {
         let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
         try await action()
         let now = try await displayText()
-        if now.contains(text) { return now }
+        if Self.reading(now).contains(text) { return now }
         return try await within(timeout, failure: {
             "the virtual display did not show \(text) within \(timeout); it shows: \((try? await displayText()) ?? "?")"
         }) {
             for await frame in frames {
-                if let shown = frame.arguments.first?.string, shown.contains(text) { return shown }
+                if let shown = frame.arguments.first?.string, Self.reading(shown).contains(text) { return shown }
             }
             throw TestFailure("display signals ended before it showed \(text)")
         }
