@@ -23,17 +23,17 @@ public enum AssistantError: Error, Sendable, Equatable {
 
 /// Keeps secrets out of text that came from elsewhere (upstream error bodies, transport errors).
 public struct SecretRedactor: Sendable {
-    private let secrets: [String]
+    private let secrets: [Secret]
 
     public init(secrets: [String]) {
-        self.secrets = secrets.filter { $0.count >= 4 }
+        self.secrets = secrets.filter { $0.count >= 4 }.map(Secret.init)
     }
 
     /// Removes every known secret and anything shaped like an OpenAI key ("sk-…", even masked),
     /// then shortens to `limit` characters.
     public func clean(_ text: String, limit: Int = 200) -> String {
         var out = text
-        for secret in secrets { out = out.replacingOccurrences(of: secret, with: "[redacted]") }
+        for secret in secrets { out = out.replacingOccurrences(of: secret.reveal, with: "[redacted]") }
         out = out.split(separator: " ", omittingEmptySubsequences: false).map { word in
             word.contains("sk-") ? "[redacted]" : String(word)
         }.joined(separator: " ")

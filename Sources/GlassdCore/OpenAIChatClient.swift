@@ -6,14 +6,19 @@ public struct ChatServerConfig: Sendable {
     /// e.g. "https://api.openai.com/v1" or "http://localhost:11434/v1".
     public var baseURL: String
     public var model: String
-    public var apiKey: String?
+    /// Held as a `Secret`, so no description of the config (or of anything holding it) shows it.
+    public var apiKey: String? {
+        get { key?.reveal }
+        set { key = newValue.map(Secret.init) }
+    }
+    private var key: Secret?
     /// Bound on one question's total time, retries included.
     public var timeout: Duration
 
     public init(baseURL: String, model: String, apiKey: String?, timeout: Duration) {
         self.baseURL = baseURL
         self.model = model
-        self.apiKey = apiKey
+        self.key = apiKey.map(Secret.init)
         self.timeout = timeout
     }
 

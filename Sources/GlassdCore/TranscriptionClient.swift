@@ -8,7 +8,12 @@ public struct TranscriptionConfig: Sendable {
     public var baseURL: String
     /// e.g. "whisper-1"; whisper.cpp ignores it.
     public var model: String
-    public var apiKey: String?
+    /// Held as a `Secret`, so no description of the config (or of anything holding it) shows it.
+    public var apiKey: String? {
+        get { key?.reveal }
+        set { key = newValue.map(Secret.init) }
+    }
+    private var key: Secret?
     /// Bound on one recording's total time, retries included.
     public var timeout: Duration
     /// ISO-639-1 code of the spoken language (transcriptions only: translations have no such field).
@@ -17,7 +22,7 @@ public struct TranscriptionConfig: Sendable {
     public init(baseURL: String, model: String, apiKey: String?, timeout: Duration, language: String? = nil) {
         self.baseURL = baseURL
         self.model = model
-        self.apiKey = apiKey
+        self.key = apiKey.map(Secret.init)
         self.timeout = timeout
         self.language = language
     }

@@ -7,7 +7,10 @@ import ServiceLifecycle
 
 /// Serves D-Bus method calls until shutdown; if the bus goes away first, fails so that systemd
 /// restarts the daemon.
-struct BusService: Service {
+struct BusService: Service, CustomStringConvertible {
+    /// What service-lifecycle logs: the name, not a dump of everything the service holds.
+    var description: String { "BusService" }
+
     struct BusLost: Error, CustomStringConvertible {
         var description: String { "the D-Bus connection was lost" }
     }

@@ -3,7 +3,10 @@ import Bluetooth
 import ServiceLifecycle
 
 /// Runs the BlueZ mirror, the link supervisor and the D-Bus mirror of both until shutdown.
-struct LinkService: Service {
+struct LinkService: Service, CustomStringConvertible {
+    /// What service-lifecycle logs: the name, not a dump of everything the service holds.
+    var description: String { "LinkService" }
+
     let bluez: BlueZClient
     let supervisor: LinkSupervisor
     let interface: LinkInterface

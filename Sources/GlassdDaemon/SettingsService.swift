@@ -5,7 +5,10 @@ import ServiceLifecycle
 import Storage
 
 /// Stores the mode whenever it changes, and once more on the way out, so a restart keeps it.
-struct SettingsService: Service {
+struct SettingsService: Service, CustomStringConvertible {
+    /// What service-lifecycle logs: the name, not a dump of everything the service holds.
+    var description: String { "SettingsService" }
+
     static let modeKey = "mode"
 
     let mode: ModeSetting

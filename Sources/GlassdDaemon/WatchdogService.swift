@@ -6,7 +6,10 @@ import Storage
 
 /// Sends WATCHDOG=1 at half the interval systemd asks for, but only after the bus thread and the
 /// database have both answered: a wedged core stops the pings and systemd restarts it.
-struct WatchdogService: Service {
+struct WatchdogService: Service, CustomStringConvertible {
+    /// What service-lifecycle logs: the name, not a dump of everything the service holds.
+    var description: String { "WatchdogService" }
+
     let connection: BusConnection
     let database: GlassdDatabase
 

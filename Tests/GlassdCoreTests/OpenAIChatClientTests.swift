@@ -171,3 +171,21 @@ struct OpenAIChatClientTests {
         }
     }
 }
+
+@Suite("Secrets")
+struct SecretTests {
+    @Test("no description, dump or reflection of a config shows its key; the key still works")
+    func neverShown() {
+        let chat = ChatServerConfig(baseURL: "http://h/v1", model: "m", apiKey: "sk-TOPSECRET-123", timeout: .seconds(1))
+        let speech = TranscriptionConfig(baseURL: "http://h/v1", model: "w", apiKey: "sk-TOPSECRET-123", timeout: .seconds(1))
+        var dumped = ""
+        dump(chat, to: &dumped)
+        dump(speech, to: &dumped)
+        for text in [String(describing: chat), String(reflecting: chat), String(describing: speech), dumped,
+                     String(describing: SecretRedactor(secrets: ["sk-TOPSECRET-123"]))] {
+            #expect(!text.contains("TOPSECRET"), "\(text)")
+        }
+        #expect(chat.apiKey == "sk-TOPSECRET-123")
+        #expect(speech.apiKey == "sk-TOPSECRET-123")
+    }
+}
