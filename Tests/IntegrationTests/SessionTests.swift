@@ -185,7 +185,7 @@ struct SessionIntegrationTests {
         }
     }
 
-    @Test("a tap asks a question over the data channel; glassd answers on the glasses (in red, until the voice pipeline exists)")
+    @Test("a tap asks a question over the data channel; with nothing said, glassd says so on the glasses in red")
     func tapRoundTrip() async throws {
         try await withSession { ble, bus, vm in
             _ = try await pairAndWaitReady(ble, bus)
@@ -195,7 +195,7 @@ struct SessionIntegrationTests {
                 try await vm.call("Tap")  // a second tap ends the question
             }
             #expect(states == ["busy", "ready"])
-            try await vm.waitForDisplay(containing: "[red] Voice questions are not")
+            try await vm.waitForDisplay(containing: "[red] I did not hear a question")
         }
     }
 }

@@ -56,8 +56,10 @@ struct VoiceTests {
             let signals = try await questionSignals(bus)
             let writesBefore = ble.dataWrites(monocle).count
             try await vm.call("Tap")
-            // The first words are on the glasses while the answer still streams.
-            try await vm.waitForDisplay(containing: "echo:", timeout: .seconds(60))
+            // The first words are on the glasses while the answer still streams (the fake
+            // server sends it in six pieces 0.3 s apart).
+            let first = try await vm.waitForDisplay(containing: "echo:", timeout: .seconds(60))
+            #expect(!VirtualMonocle.reading(first).contains("echo: [slow] what is the time"), "\(first)")
             let seen = try await untilEnd(signals)
             let members = seen.map(\.member)
             #expect(members.first == GlassdBus.Signal.transcribed)
@@ -69,7 +71,7 @@ struct VoiceTests {
             #expect(members[..<answeredIndex].filter { $0 == GlassdBus.Signal.answerDelta }.count >= 3)
             #expect(seen.allSatisfy { $0.arguments.first?.string == id })
             let answer = try #require(seen.last?.arguments.last?.string)
-            try await vm.waitForDisplay(containing: "time")
+            try await vm.waitForDisplay(containing: "echo: [slow] what is the time")
             // Several res: writes carried it, in order, then end:.
             let writes = ble.dataWrites(monocle)[writesBefore...]
             let shown = writes.compactMap { if case .response(let text) = $0 { text } else { nil } }

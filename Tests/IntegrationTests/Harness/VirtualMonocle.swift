@@ -33,8 +33,13 @@ struct VirtualMonocle: Sendable {
         }.joined(separator: " ")
     }
 
+    /// Whether a frame shows `text`, as drawn (with colour tags) or as read.
+    static func shows(_ frame: String, _ text: String) -> Bool {
+        frame.contains(text) || reading(frame).contains(text)
+    }
+
     /// Waits (on DisplayChanged, no polling) until the display shows something containing
-    /// `text` (as read, see `reading`); returns that frame's text.
+    /// `text` (see `shows`); returns that frame's text.
     @discardableResult
     func waitForDisplay(containing text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void = {})
         async throws -> String
@@ -42,12 +47,12 @@ struct VirtualMonocle: Sendable {
         let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
         try await action()
         let now = try await displayText()
-        if Self.reading(now).contains(text) { return now }
+        if Self.shows(now, text) { return now }
         return try await within(timeout, failure: {
             "the virtual display did not show \(text) within \(timeout); it shows: \((try? await displayText()) ?? "?")"
         }) {
             for await frame in frames {
-                if let shown = frame.arguments.first?.string, Self.reading(shown).contains(text) { return shown }
+                if let shown = frame.arguments.first?.string, Self.shows(shown, text) { return shown }
             }
             throw TestFailure("display signals ended before it showed \(text)")
         }
