@@ -133,13 +133,13 @@ struct VoiceQueries: Sendable {
             log.info("cannot show the answer on the glasses: \(error)")
             stream = nil
         }
-        let outcome = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
+        let outcome = await withTaskGroup(of: Result<(question: String, answer: String), any Error>?.self) { group in
             group.addTask {
                 do {
-                    try await GlassesAnswer.showing(stream, onLinkLoss: .abandon, logger: log) {
-                        try await work(id, utterance: utterance, photo: photo, stream: stream, logger: log)
-                    }
-                    return .success(())
+                    return .success(
+                        try await GlassesAnswer.showing(stream, onLinkLoss: .abandon, logger: log) {
+                            try await work(id, utterance: utterance, photo: photo, stream: stream, logger: log)
+                        })
                 } catch {
                     return .failure(error)
                 }
@@ -153,13 +153,18 @@ struct VoiceQueries: Sendable {
             group.cancelAll()
             return first ?? .failure(VoiceFailure.cancelled)
         }
-        if case .failure(let error) = outcome { fail(id, error) }
+        // Only now, with the answer (and end:) written to the glasses, is the question over.
+        switch outcome {
+        case .success(let turn): signals.answered(id, question: turn.question, answer: turn.answer)
+        case .failure(let error): fail(id, error)
+        }
         await session.answerFinished()
     }
 
+    /// Returns the turn as stored: the question and its answer.
     private func work(
         _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?, logger: Logger
-    ) async throws {
+    ) async throws -> (question: String, answer: String) {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
         let image = try photo.get()
         guard let transcriber else {
@@ -205,6 +210,6 @@ struct VoiceQueries: Sendable {
         } catch {
             logger.warning("the transcription could not be marked consumed: \(error)")
         }
-        signals.answered(id, question: question, answer: answer)
+        return (question, answer)
     }
 }

@@ -155,6 +155,8 @@ struct VoiceTests {
             #expect(seen.last?.arguments.dropFirst().first == .string(GlassdErrorName.unauthorized))
             try await vm.waitForDisplay(containing: "refused the API key")
             #expect(ble.dataWrites(monocle).contains { if case .error = $0 { true } else { false } })
+            // The glasses took end: (a tap before it would cancel the failed answer).
+            try await vm.waitForDisplay(containing: "Tap to speak")
 
             try await ble.world.setTranscript("and now")
             let again = try await questionSignals(bus)

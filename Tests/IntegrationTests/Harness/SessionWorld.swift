@@ -53,8 +53,9 @@ extension BLEWorld {
     func dataWrites(_ index: Int) -> [DataMessage] {
         let text = (try? String(contentsOfFile: recordFile(index), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String],
-                object["service"] == "data", let hex = object["hex"]
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["service"] as? String == "data", object["type"] as? String != "notify",
+                let hex = object["hex"] as? String
             else { return nil }
             return try? DataMessage.decode(bytes(hex: hex))
         }
