@@ -39,7 +39,9 @@ POST /_transcript {"text": "..."}
 
 GET /_requests lists the requests seen so far (a refused one has "rejected"
 with the reason) and POST /_reset forgets them and restores the default
-transcript, so tests can check what glassd actually sent.
+transcript, so tests can check what glassd actually sent. Each has
+"t_arrival", and a streamed answer "t_pieces" (when each piece was written):
+time.monotonic(), which Scripts/bench lines up with the virtual Monocle's.
 """
 
 import argparse
@@ -375,7 +377,14 @@ class State:
 
     def snapshot(self):
         with self.lock:
-            return list(self.requests)
+            # A deep copy: a streaming request still adds its piece times.
+            return json.loads(json.dumps(self.requests))
+
+    def stamp(self, entry, key):
+        """Appends time.monotonic() to entry[key] (for Scripts/bench, which lines these up with
+        the virtual Monocle's record: the same clock in every process)."""
+        with self.lock:
+            entry.setdefault(key, []).append(time.monotonic())
 
     def reset(self):
         with self.lock:
@@ -493,6 +502,8 @@ class Handler(BaseHTTPRequestHandler):
         self._dispatch()
 
     def _dispatch(self):
+        self.arrived = time.monotonic()
+        self.entry = {}
         try:
             raw = self._read_body()
             if raw is None:
@@ -620,7 +631,9 @@ class Handler(BaseHTTPRequestHandler):
             "path": self.path,
             "headers": self._lower_headers(),
             "body": body,
+            "t_arrival": self.arrived,
         }
+        self.entry = entry
         message = last_user_message(body.get("messages"))
         if message and isinstance(message.get("content"), list):
             try:
@@ -655,7 +668,7 @@ class Handler(BaseHTTPRequestHandler):
     # ---- audio transcriptions and translations ----------------------------
 
     def _audio(self, raw, translate):
-        entry = {"path": self.path, "headers": self._lower_headers()}
+        entry = {"path": self.path, "headers": self._lower_headers(), "t_arrival": self.arrived}
         try:
             self._check_audio(raw, translate, entry)
         except BadRequest as error:
@@ -811,6 +824,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             out.data(reply.chunk({"content": piece}))
+            self.state.stamp(self.entry, "t_pieces")
         out.data(reply.chunk({}, "stop"))
         out.data(reply.usage_chunk())
         if done:

@@ -12,7 +12,8 @@
 # write/write-without-response, TX 6e400003-… notify) and data service
 # e5700001-… (RX e5700002-…, TX e5700003-…). Writes longer than MTU-3 are
 # rejected with org.bluez.Error.InvalidValueLength; accepted ones are, with
-# --record, appended to FILE as one JSON line.
+# --record, appended to FILE as one JSON line, as are the data channel's
+# notifications and each display frame, all stamped with time.monotonic().
 #
 # Behind the GATT services runs the Monocle's MicroPython: a real MicroPython
 # (the unix port, `micropython` of the venv) running vmonocle/firmware.py, which
@@ -37,6 +38,7 @@ import signal
 import struct
 import sys
 import tempfile
+import time
 import wave
 from collections import deque
 
@@ -640,10 +642,15 @@ class Monocle:
         self.bus.export(ADV_PATH, Advertisement(self))
         self.bus.export(f"{ROOT}/{self.adapter_name}", self.control)
 
-    def on_write(self, key, value: bytes, kind: str):
+    def note(self, event):
+        """Appends `event` to the --record file, stamped with the monotonic clock (the same clock
+        in every process on this machine, so Scripts/bench can line events up across them)."""
         if self.record is not None:
-            self.record.write(json.dumps({"service": key, "hex": value.hex(), "type": kind}) + "\n")
+            self.record.write(json.dumps(dict(event, t=time.monotonic())) + "\n")
             self.record.flush()
+
+    def on_write(self, key, value: bytes, kind: str):
+        self.note({"service": key, "hex": value.hex(), "type": kind})
         if self.echo:
             self.services[key][2].notify(value)
         elif key == "serial":
@@ -664,9 +671,11 @@ class Monocle:
 
     def data_out(self, data: bytes):
         if "data" in self.services:
+            self.note({"service": "data", "hex": data.hex(), "type": "notify"})
             self.services["data"][2].notify(data)
 
     def display_changed(self, text):
+        self.note({"display": text})
         self.control.DisplayChanged(text)
 
     async def power_cycle(self, safe=False, cause="POWERON", count=True):
