@@ -4,21 +4,30 @@
 
   demo_view.py wait-name NAME [--pid PID] [--timeout S]
       Exits 0 once NAME has an owner on the bus; 1 when PID exits first or after S seconds.
-  demo_view.py view [--vm hci1] [--ready-timeout S] [-- PAIR_COMMAND...]
-      Subscribes to glassd's PropertiesChanged and the virtual Monocle's DisplayChanged, runs
-      PAIR_COMMAND (e.g. glassctl pair), then prints every session state and every frame, and
-      reads commands from stdin (see HELP) once the glasses are ready. Exits 0 on :quit or EOF.
+  demo_view.py view [--vm hci1] [--dir DIR] [--files-from DIR] [--fake-server URL]
+                    [--ready-timeout S] [--question-timeout S] [-- PAIR_COMMAND...]
+      Subscribes to glassd's PropertiesChanged and question signals and the virtual Monocle's
+      DisplayChanged, runs PAIR_COMMAND (e.g. glassctl pair), then prints every session state,
+      every frame and every signal, and reads commands from stdin (see HELP) once the glasses are
+      ready: a typed line is spoken with espeak-ng (WAV in DIR) into the virtual Monocle's
+      microphone and asked with a tap, and the next line waits until that question ended. With
+      --fake-server (tests' fake_openai.py, URL without /v1) its transcript is set to the typed
+      text first. Relative photo paths are taken from --files-from. Exits 0 on :quit or EOF.
 
 The bus is $DBUS_SESSION_BUS_ADDRESS (or --bus): the demo's private bus, which is glassd's session
 bus and the fake BlueZ's system bus at once. Test-only tool, like the rest of Tests/World.
 """
 import argparse
 import asyncio
+import json
 import os
 import re
+import shlex
 import sys
 import threading
 import time
+import urllib.request
+import wave
 
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
@@ -32,14 +41,31 @@ PROPS = "org.freedesktop.DBus.Properties"
 VM_IFACE = "org.glassd.test.VirtualMonocle1"
 COLS = 26          # characters per line of glassd's display layout (640 px wide)
 FRAME_WAIT = 3.0   # how long a command waits for the frame it causes
+SETTLE_WAIT = 15.0  # after a question ended: until the glasses are back at their idle prompt
+IDLE_PROMPT = "Tap to speak"   # the scripts' prompt when idle (main.py TAP_PROMPT)
+HOLD_SECONDS = 1.5  # a hold: the scripts take the photo at 1.25 s
+CAMERA_SIZE = (640, 400)       # converted photos are fitted to the Monocle camera's size
+QUESTION_SIGNALS = ("Transcribed", "AnswerDelta", "Answered", "QueryFailed")
 
 HELP = """\
-Type a line and press Enter to show it on the glasses (org.glassd.Device1.Display).
-  :tap    tap the touch pad (starts a question; tap again to end it)
-  :hold   hold the touch pad for 1.5 s (photo, then a question)
-  :clear  clear the answer area
-  :help   this help
-  :quit   stop everything (so do Ctrl-C and end of input)"""
+Type a question and press Enter: espeak-ng speaks it into the glasses' microphone and a tap asks
+it; the signals and frames show it being heard and answered (the next line waits for the end).
+  :photo FILE QUESTION  a question about a photo: FILE (a JPEG as is, a PNG or other image
+                converted to JPEG) is the camera's picture, a 1.5 s hold takes it, then
+                QUESTION is heard
+  :show TEXT    show TEXT on the glasses (org.glassd.Device1.Display)
+  :mode MODE    assistant or translator (org.glassd.Manager1.Mode)
+  :voice VOICE  the espeak-ng voice for what follows (e.g. de, fr, en)
+  :tap          just a tap (hears the last question again; while listening: stop; while
+                answering: cancel); does not wait for an answer
+  :hold         just a 1.5 s hold (photo, then a question); does not wait for an answer
+  :clear        clear the answer area
+  :help         this help
+  :quit         stop everything (so do Ctrl-C and end of input)"""
+
+FAKE_NOTE = """\
+The OFFLINE FAKE SERVER answers, not a model: it "hears" exactly the typed text and answers
+"echo: <question>" (translator mode: "translated: <text>")."""
 
 ANSI = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36",
         "gray": "90", "black": "30;47"}
@@ -48,6 +74,10 @@ COLOUR_RE = re.compile(r"^\[(#[0-9a-fA-F]{6}|[a-z]+)\] ")
 
 def say(text=""):
     print(text, flush=True)
+
+
+class DemoError(Exception):
+    """A command that cannot be done (a missing file, espeak-ng failing): said, then the next line."""
 
 
 class View:
@@ -66,8 +96,23 @@ class View:
         self.state = ""
         self.gone = asyncio.Event()      # glassd or the virtual Monocle left the bus
         self.gone_why = ""
+        self.changed = asyncio.Event()   # any state, frame or signal: wakes until()
+        self.idle = False                # the last frame shows the idle prompt
+        self.question_ends = 0           # Answered/QueryFailed of questions from the glasses
+        self.open_answer = None          # the query whose AnswerDelta line is still open
+        self.spoken = 0
+        self.voice = None
 
     # --- output
+    def say(self, text=""):
+        self.end_answer_line()
+        say(text)
+
+    def end_answer_line(self):
+        if self.open_answer is not None:     # an answer streaming on its own line ends here
+            sys.stdout.write("\n")
+            self.open_answer = None
+
     def stamp(self):
         return f"{time.monotonic() - self.t0:6.1f}s"
 
@@ -87,16 +132,18 @@ class View:
     def show_frame(self, text):
         self.frames += 1
         lines = text.split("\n") if text else []
+        self.idle = bool(lines) and lines[-1].endswith(IDLE_PROMPT)
+        self.changed.set()
         painted = [self.paint(line) for line in lines]
         width = max([COLS] + [n for _, n in painted])
         tl, h, tr, v, bl, br = self.box
         title = f" display, frame {self.frames} "
-        say(f"{self.stamp()}  {tl}{h}{title}{h * (width + 1 - len(title))}{tr}")
+        self.say(f"{self.stamp()}  {tl}{h}{title}{h * (width + 1 - len(title))}{tr}")
         if not painted:
             painted = [("", 0)]
         for shown, n in painted:
-            say(f"{'':8}{v} {shown}{' ' * (width - n)} {v}")
-        say(f"{'':8}{bl}{h * (width + 2)}{br}")
+            self.say(f"{'':8}{v} {shown}{' ' * (width - n)} {v}")
+        self.say(f"{'':8}{bl}{h * (width + 2)}{br}")
         self.frame_event.set()
 
     def show_state(self, path, props):
@@ -112,7 +159,29 @@ class View:
             self.ready.set()
         else:
             self.ready.clear()
-        say(line)
+        self.changed.set()
+        self.say(line)
+
+    def show_question(self, member, body):
+        """Manager1's signals about a question, from the glasses or from D-Bus."""
+        query_id = body[0]
+        if member == "AnswerDelta":
+            # The pieces of the answer on one line, until something else is printed.
+            if self.open_answer != query_id:
+                self.end_answer_line()
+                sys.stdout.write(f"{self.stamp()}  AnswerDelta: ")
+                self.open_answer = query_id
+            sys.stdout.write(body[1].replace("\n", " "))
+            sys.stdout.flush()
+        elif member == "Transcribed":
+            self.say(f"{self.stamp()}  Transcribed: {json.dumps(body[1], ensure_ascii=False)}")
+        elif member == "Answered":
+            self.say(f"{self.stamp()}  Answered: {json.dumps(body[2], ensure_ascii=False)}")
+        elif member == "QueryFailed":
+            self.say(f"{self.stamp()}  QueryFailed: {body[1]}: {body[2]}")
+        if member in ("Answered", "QueryFailed") and query_id.startswith("glasses/"):
+            self.question_ends += 1
+        self.changed.set()
 
     # --- D-Bus
     async def call(self, destination, path, interface, member, signature="", body=(), timeout=30):
@@ -135,11 +204,14 @@ class View:
         elif msg.member == "PropertiesChanged" and msg.interface == PROPS:
             if msg.body[0] == DEVICE:
                 self.show_state(msg.path, msg.body[1])
+        elif msg.interface == MANAGER and msg.member in QUESTION_SIGNALS and msg.path == MANAGER_PATH:
+            self.show_question(msg.member, msg.body)
         elif msg.member == "NameOwnerChanged" and msg.body[0] in (GLASSD, self.vm_name):
             if not msg.body[2]:
                 who = "glassd" if msg.body[0] == GLASSD else "the virtual Monocle"
                 self.gone_why = f"{who} left the bus"
                 self.gone.set()
+                self.changed.set()
 
     async def subscribe(self):
         self.bus.add_message_handler(self.on_message)
@@ -147,6 +219,8 @@ class View:
                              "member='DisplayChanged'")
         await self.add_match(f"type='signal',sender='{GLASSD}',interface='{PROPS}',"
                              "member='PropertiesChanged'")
+        await self.add_match(f"type='signal',sender='{GLASSD}',interface='{MANAGER}',"
+                             f"path='{MANAGER_PATH}'")
         for name in (GLASSD, self.vm_name):
             await self.add_match("type='signal',sender='org.freedesktop.DBus',"
                                  "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
@@ -161,39 +235,202 @@ class View:
         try:
             await asyncio.wait_for(self.frame_event.wait(), FRAME_WAIT)
         except asyncio.TimeoutError:
-            say(f"{self.stamp()}  (no new frame within {FRAME_WAIT:.0f} s)")
+            self.say(f"{self.stamp()}  (no new frame within {FRAME_WAIT:.0f} s)")
+
+    async def until(self, predicate, timeout):
+        """Waits for the signals (no polling) until predicate() holds: False after `timeout`
+        seconds or when glassd or the virtual Monocle left the bus."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate():
+            left = deadline - loop.time()
+            if self.gone.is_set() or left <= 0:
+                return False
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), left)
+            except asyncio.TimeoutError:
+                return False
+        return True
+
+    async def vm(self, member, signature="", body=()):
+        return await self.call(self.vm_name, self.vm_path, VM_IFACE, member, signature, body)
+
+    async def speak(self, text):
+        """The question as a WAV from espeak-ng, in the demo's directory; returns its path."""
+        self.spoken += 1
+        path = os.path.join(self.args.dir, f"question-{self.spoken}.wav")
+        command = ["espeak-ng", "-w", path] + (["-v", self.voice] if self.voice else []) + ["--stdin"]
+        try:
+            # The text on stdin, not argv: a question may start with "-".
+            proc = await asyncio.create_subprocess_exec(
+                *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT)
+        except FileNotFoundError:
+            raise DemoError("espeak-ng is not installed (Scripts/deps demo installs it)") from None
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(text.encode()), 30)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise DemoError("espeak-ng did not finish within 30 s") from None
+        try:
+            with wave.open(path, "rb") as w:
+                seconds = w.getnframes() / w.getframerate()
+        except (OSError, EOFError, wave.Error):
+            seconds = 0
+        if proc.returncode != 0 or seconds <= 0:
+            why = out.decode(errors="replace").strip() or f"exit status {proc.returncode}"
+            raise DemoError(f"espeak-ng could not say it: {why}")
+        voice = f", voice {self.voice}" if self.voice else ""
+        self.say(f"{self.stamp()}  > espeak-ng{voice}: {os.path.basename(path)}, {seconds:.1f} s of speech")
+        return path
+
+    def jpeg(self, name):
+        """The photo for the camera: a JPEG as is, anything else Pillow opens as a JPEG made here."""
+        path = os.path.join(self.args.files_from, os.path.expanduser(name))
+        try:
+            with open(path, "rb") as f:
+                head = f.read(3)
+        except OSError as e:
+            raise DemoError(f"cannot read the photo: {e}") from None
+        if head == b"\xff\xd8\xff":
+            self.say(f"{self.stamp()}  > photo {name} ({os.path.getsize(path)} bytes, a JPEG as is)")
+            return os.path.abspath(path)
+        from PIL import Image, UnidentifiedImageError
+        try:
+            with Image.open(path) as image:
+                kind = image.format or "image"
+                image = image.convert("RGB")
+                # A real Monocle's photos are small; so a JPEG of that size crosses the link quickly.
+                image.thumbnail(CAMERA_SIZE)
+                out = os.path.join(self.args.dir, f"photo-{self.spoken + 1}.jpg")
+                image.save(out, "JPEG", quality=85)
+        except (OSError, UnidentifiedImageError) as e:
+            raise DemoError(f"not an image Pillow can open: {e}") from None
+        self.say(f"{self.stamp()}  > photo {name}: {kind} converted to {os.path.basename(out)} "
+                 f"({image.width}x{image.height}, {os.path.getsize(out)} bytes)")
+        return out
+
+    async def set_transcript(self, text):
+        """The fake server "hears" what follows as exactly this text."""
+        request = urllib.request.Request(
+            self.args.fake_server.rstrip("/") + "/_transcript",
+            json.dumps({"text": text}).encode(), {"Content-Type": "application/json"})
+
+        def post():
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                reply.read()
+
+        try:
+            await asyncio.to_thread(post)
+        except OSError as e:
+            raise DemoError(f"the fake server did not take the transcript: {e}") from None
+
+    async def ask(self, question, photo=None):
+        """A spoken question (after a photo with `photo`), asked on the glasses; returns once it
+        was answered or failed and the glasses are idle again, or after the timeouts."""
+        if not question.strip():
+            raise DemoError("no question to ask")
+        if not await self.until(lambda: self.state == "ready", self.args.question_timeout):
+            raise DemoError(f"the glasses are {self.state or 'not ready'}, not ready for a question")
+        jpeg = self.jpeg(photo) if photo is not None else None
+        wav = await self.speak(question)
+        if self.args.fake_server:
+            await self.set_transcript(question)
+        await self.vm("FeedAudio", "s", [wav])
+        if jpeg:
+            await self.vm("FeedImage", "s", [jpeg])
+        ends = self.question_ends
+        self.idle = False                # from here on, only a frame after the question counts
+        self.frame_event.clear()
+        if jpeg:
+            self.say(f"{self.stamp()}  > hold {HOLD_SECONDS} s (photo, then the question)")
+            await self.vm("Hold", "d", [HOLD_SECONDS])
+        else:
+            self.say(f"{self.stamp()}  > tap (the glasses listen)")
+            await self.vm("Tap")
+        timeout = self.args.question_timeout
+        if not await self.until(lambda: self.question_ends > ends, timeout):
+            if not self.gone.is_set():
+                self.say(f"{self.stamp()}  (the question did not end within {timeout:.0f} s)")
+            return
+        # The answer's last frames: until the glasses are ready and show their idle prompt.
+        if not await self.until(lambda: self.state == "ready" and self.idle, SETTLE_WAIT):
+            if not self.gone.is_set():
+                self.say(f"{self.stamp()}  (the glasses did not show \"{IDLE_PROMPT}\" within "
+                         f"{SETTLE_WAIT:.0f} s)")
+
+    async def set_mode(self, mode):
+        await self.call(GLASSD, MANAGER_PATH, PROPS, "Set", "ssv", [MANAGER, "Mode", Variant("s", mode)])
+        self.say(f"{self.stamp()}  mode: {await self.mode()}")
+
+    async def mode(self):
+        (value,) = await self.call(GLASSD, MANAGER_PATH, PROPS, "Get", "ss", [MANAGER, "Mode"])
+        return value.value
 
     async def command(self, line):
         """Runs one input line; returns False to stop."""
-        word = line.strip()
+        text = line.rstrip("\n")
+        word, _, rest = text.strip().partition(" ")
+        rest = rest.strip()
         if word == ":quit":
             return False
         if word in (":help", ":?"):
-            say(HELP)
+            self.say(HELP)
             return True
         if word == "":
             return True
         self.frame_event.clear()
         try:
-            if word == ":tap":
-                say(f"{self.stamp()}  > tap")
-                await self.call(self.vm_name, self.vm_path, VM_IFACE, "Tap")
-            elif word == ":hold":
-                say(f"{self.stamp()}  > hold 1.5 s")
-                await self.call(self.vm_name, self.vm_path, VM_IFACE, "Hold", "d", [1.5])
-            elif word.startswith(":") and word != ":clear":
-                say(f"{self.stamp()}  unknown command {word}; :help lists them")
+            if not word.startswith(":"):
+                self.say(f"{self.stamp()}  > question {json.dumps(text.strip(), ensure_ascii=False)}")
+                await self.ask(text.strip())
                 return True
-            else:
-                text = "" if word == ":clear" else line.rstrip("\n")
-                say(f"{self.stamp()}  > Display {text!r}")
+            if word == ":photo":
+                # FILE may be quoted (spaces); the question is the rest as typed.
+                lexer = shlex.shlex(rest, posix=True)
+                lexer.whitespace_split = True
+                try:
+                    photo = lexer.get_token()
+                    question = lexer.instream.read().strip()
+                except ValueError as e:
+                    raise DemoError(f":photo FILE QUESTION: {e}") from None
+                if not photo or not question:
+                    raise DemoError("usage: :photo FILE QUESTION")
+                self.say(f"{self.stamp()}  > question about {photo}: "
+                         f"{json.dumps(question, ensure_ascii=False)}")
+                await self.ask(question, photo=photo)
+                return True
+            if word == ":mode":
+                await self.set_mode(rest)
+                return True
+            if word == ":voice":
+                self.voice = rest or None
+                self.say(f"{self.stamp()}  espeak-ng voice: {self.voice or 'the default'}")
+                return True
+            if word == ":tap":
+                self.say(f"{self.stamp()}  > tap")
+                await self.vm("Tap")
+            elif word == ":hold":
+                self.say(f"{self.stamp()}  > hold {HOLD_SECONDS} s")
+                await self.vm("Hold", "d", [HOLD_SECONDS])
+            elif word in (":show", ":clear"):
+                shown = rest if word == ":show" else ""
+                self.say(f"{self.stamp()}  > Display {shown!r}")
                 path = await self.device_path()
-                await self.call(GLASSD, path, DEVICE, "Display", "s", [text])
+                await self.call(GLASSD, path, DEVICE, "Display", "s", [shown])
+            else:
+                self.say(f"{self.stamp()}  unknown command {word}; :help lists them")
+                return True
+        except DemoError as e:
+            self.say(f"{self.stamp()}  error: {e}")
+            return True
         except DBusError as e:
-            say(f"{self.stamp()}  error: {e.type}: {e.text}")
+            self.say(f"{self.stamp()}  error: {e.type}: {e.text}")
             return True
         except asyncio.TimeoutError:
-            say(f"{self.stamp()}  error: no reply within 30 s")
+            self.say(f"{self.stamp()}  error: no reply within 30 s")
             return True
         await self.wait_frame()
         return True
@@ -204,20 +441,23 @@ class View:
             (has,) = await self.call("org.freedesktop.DBus", "/org/freedesktop/DBus",
                                      "org.freedesktop.DBus", "NameHasOwner", "s", [name])
             if not has:
-                say(f"demo: {name} is not on the bus")
+                self.say(f"demo: {name} is not on the bus")
                 return 1
-        say(HELP)
-        say()
+        self.say(HELP)
+        self.say()
+        if self.args.fake_server:
+            self.say(FAKE_NOTE)
+            self.say()
         if pair_command:
-            say(f"{self.stamp()}  $ {' '.join(os.path.basename(a) if i == 0 else a for i, a in enumerate(pair_command))}")
+            self.say(f"{self.stamp()}  $ {' '.join(os.path.basename(a) if i == 0 else a for i, a in enumerate(pair_command))}")
             proc = await asyncio.create_subprocess_exec(
                 *pair_command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT)
             out, _ = await proc.communicate()
             for line in out.decode(errors="replace").splitlines():
-                say(f"{'':8}{line}")
+                self.say(f"{'':8}{line}")
             if proc.returncode != 0:
-                say(f"demo: the pair command failed ({proc.returncode})")
+                self.say(f"demo: the pair command failed ({proc.returncode})")
                 return 1
 
         lines = asyncio.Queue()
@@ -237,32 +477,34 @@ class View:
                                          return_when=asyncio.FIRST_COMPLETED)
             ready.cancel()
             if gone in done:
-                say(f"demo: {self.gone_why}")
+                self.say(f"demo: {self.gone_why}")
                 return 1
             if ready not in done:
-                say(f"demo: the glasses were not ready within {self.args.ready_timeout:.0f} s "
+                self.say(f"demo: the glasses were not ready within {self.args.ready_timeout:.0f} s "
                     f"(state: {self.state or 'unknown'})")
                 return 1
             await self.wait_frame()      # the ready screen
-            say(f"{self.stamp()}  ready: type a line, or :help")
+            server = "the offline fake server" if self.args.fake_server else "your server"
+            self.say(f"{self.stamp()}  ready (mode {await self.mode()}, answers from {server}): "
+                     "type a question, or :help")
             while True:
                 get = asyncio.ensure_future(lines.get())
                 done, _ = await asyncio.wait({get, gone}, return_when=asyncio.FIRST_COMPLETED)
                 if gone in done:
                     get.cancel()
-                    say(f"demo: {self.gone_why}")
+                    self.say(f"demo: {self.gone_why}")
                     return 1
                 line = get.result()
                 if line is None:
-                    say(f"{self.stamp()}  end of input")
+                    self.say(f"{self.stamp()}  end of input")
                     return 0
                 if not self.ready.is_set() and self.state != "busy" and line.strip() not in (":quit", ":help"):
-                    say(f"{self.stamp()}  (glasses {self.state}; waiting until they are ready)")
+                    self.say(f"{self.stamp()}  (glasses {self.state}; waiting until they are ready)")
                     ready = asyncio.ensure_future(self.ready.wait())
                     await asyncio.wait({ready, gone}, return_when=asyncio.FIRST_COMPLETED)
                     ready.cancel()
                     if self.gone.is_set():
-                        say(f"demo: {self.gone_why}")
+                        self.say(f"demo: {self.gone_why}")
                         return 1
                 if not await self.command(line):
                     return 0
@@ -333,6 +575,12 @@ def main():
     v = sub.add_parser("view", help="show states and frames, send typed lines to the glasses")
     v.add_argument("--vm", default="hci1", help="the virtual Monocle's adapter (default hci1)")
     v.add_argument("--ready-timeout", type=float, default=90)
+    v.add_argument("--question-timeout", type=float, default=120,
+                   help="longest wait for a question's end (recording, transcription, answer)")
+    v.add_argument("--dir", default=".", help="where the spoken questions and photos go")
+    v.add_argument("--files-from", default=".", help="relative photo paths start here")
+    v.add_argument("--fake-server", metavar="URL",
+                   help="the fake server (no /v1): its transcript is set to each typed question")
     v.add_argument("pair", nargs=argparse.REMAINDER, help="-- COMMAND to pair, run once subscribed")
     args = parser.parse_args()
     try:
