@@ -27,7 +27,8 @@ POST /v1/audio/transcriptions, POST /v1/audio/translations
     400 naming what is wrong.  The answer is {"text": <transcript>}
     (translations: "translated: <transcript>"), or the bare text with
     response_format=text.  Tags in the transcript fail the request the way
-    they fail a chat request ([stall] holds it, [slow] answers late,
+    they fail a chat request ([stall] holds it, [slow] answers late, but
+    [paced] paces only the chat answer, as [slow] does, not the transcription,
     [malformed] answers bad JSON, [midstream] cuts the body short); the
     "once" tags count each endpoint separately.  The log entry has "model", "fields" (the non-file fields),
     "duration_s", "wav_rate", "wav_channels", "wav_bits", "file_name",
@@ -85,7 +86,7 @@ AUDIO_FORMATS = {"json", "text"}
 # Checked in this order; the first tag found in the question wins.
 TAGS = (
     "[401]", "[403]", "[429]", "[429once]", "[500]", "[500once]",
-    "[midstream]", "[stall]", "[malformed]", "[slow]", "[crlf]", "[nodone]",
+    "[midstream]", "[stall]", "[malformed]", "[slow]", "[paced]", "[crlf]", "[nodone]",
     "[leakkey]",
 )
 
@@ -800,7 +801,7 @@ class Handler(BaseHTTPRequestHandler):
             out.raw("data: {this is not json\n\n")
             out.data("[DONE]")
             out.end()
-        elif tag == "[slow]":
+        elif tag in ("[slow]", "[paced]"):
             self._stream_answer(reply, pieces=split_into(reply.answer,
                                                          SLOW_PIECES),
                                 delay=SLOW_DELAY)
