@@ -68,12 +68,6 @@ public struct OpenAIChatClient: Sendable {
         self.redactor = SecretRedactor(secrets: config.apiKey.map { [$0] } ?? [])
     }
 
-    /// What one attempt's failure means for the next.
-    private enum Outcome: Error {
-        case final(AssistantError)
-        case retry(AssistantError, after: Duration?)
-    }
-
     /// Sends `messages` to `model` (the configured one by default; a vision model for a photo),
     /// calls `onDelta` for each piece of the answer as it arrives, returns the whole answer.
     public func complete(
@@ -81,32 +75,17 @@ public struct OpenAIChatClient: Sendable {
     ) async throws(AssistantError) -> String {
         // Encoded once: a retry sends the same bytes, and a photo makes them worth not redoing.
         let body = ChatRequestBody.encode(model: model ?? config.model, messages: messages)
-        let clock = ContinuousClock()
-        let deadline = clock.now + config.timeout
-        var attempt = 0
-        while true {
-            let remaining = deadline - clock.now
-            guard remaining > .zero else { throw timeoutError }
+        return try await retry.run(
+            within: config.timeout, timedOut: timeoutError, cancelled: .upstreamFailed("The question was cancelled."),
+            sleep: sleep
+        ) { remaining throws(AttemptFailure) in
             var emitted = false
-            let failure: AssistantError
-            let after: Duration?
-            do {
+            do throws(AttemptFailure) {
                 return try await once(body, timeout: remaining, emitted: &emitted, onDelta: onDelta)
             } catch {
-                switch error {
-                case .final(let error): throw error
-                case .retry(let error, let wait): (failure, after) = (error, wait)
-                }
-            }
-            attempt += 1
-            // Text already shown cannot be taken back, so a stream that broke midway is final.
-            guard !emitted, attempt < retry.maxAttempts else { throw failure }
-            let wait = after ?? retry.backoff(after: attempt - 1)
-            guard clock.now + wait < deadline else { throw failure }
-            do {
-                try await sleep(wait)
-            } catch {
-                throw .upstreamFailed("The question was cancelled.")
+                // Text already shown cannot be taken back, so a stream that broke midway is final.
+                if emitted, case .retry(let failure, _) = error { throw .final(failure) }
+                throw error
             }
         }
     }
@@ -117,7 +96,7 @@ public struct OpenAIChatClient: Sendable {
 
     private func once(
         _ body: [UInt8], timeout: Duration, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
-    ) async throws(Outcome) -> String {
+    ) async throws(AttemptFailure) -> String {
         let response: HTTPResponse
         do {
             response = try await transport.send(request(body, timeout: timeout))
@@ -138,7 +117,7 @@ public struct OpenAIChatClient: Sendable {
                     await onDelta(answer)
                     return answer
                 } catch {
-                    throw decodeOutcome(error, emitted: false)
+                    throw decodeAttemptFailure(error, emitted: false)
                 }
             }
             return try await stream(response.body, emitted: &emitted, onDelta: onDelta)
@@ -165,7 +144,7 @@ public struct OpenAIChatClient: Sendable {
 
     private func stream(
         _ body: AsyncThrowingStream<[UInt8], any Error>, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
-    ) async throws(Outcome) -> String {
+    ) async throws(AttemptFailure) -> String {
         var parser = SSEParser()
         var answer = ""
         do {
@@ -188,7 +167,7 @@ public struct OpenAIChatClient: Sendable {
                 await onDelta(piece)
             }
         } catch let error as ChatStreamDecoder.DecodeError {
-            throw decodeOutcome(error, emitted: emitted)
+            throw decodeAttemptFailure(error, emitted: emitted)
         } catch {
             throw outcome(of: error, emitted: emitted)
         }
@@ -200,7 +179,7 @@ public struct OpenAIChatClient: Sendable {
 
     private func collect(
         _ body: AsyncThrowingStream<[UInt8], any Error>, emitted: Bool
-    ) async throws(Outcome) -> [UInt8] {
+    ) async throws(AttemptFailure) -> [UInt8] {
         var bytes: [UInt8] = []
         do {
             for try await chunk in body where bytes.count < 1 << 20 { bytes += chunk }
@@ -210,7 +189,7 @@ public struct OpenAIChatClient: Sendable {
         return bytes
     }
 
-    private func decodeOutcome(_ error: any Error, emitted: Bool) -> Outcome {
+    private func decodeAttemptFailure(_ error: any Error, emitted: Bool) -> AttemptFailure {
         let failure: AssistantError =
             if case .upstream(let message) = error as? ChatStreamDecoder.DecodeError {
                 .upstreamFailed("\(config.host) failed: \(redactor.clean(message))")
@@ -220,7 +199,7 @@ public struct OpenAIChatClient: Sendable {
         return emitted ? .final(failure) : .retry(failure, after: nil)
     }
 
-    private func outcome(of error: any Error, emitted: Bool) -> Outcome {
+    private func outcome(of error: any Error, emitted: Bool) -> AttemptFailure {
         if error is CancellationError { return .final(.upstreamFailed("The question was cancelled.")) }
         switch error as? HTTPTransportError {
         case .timedOut: return .final(timeoutError)

@@ -66,42 +66,14 @@ public struct TranscriptionClient: Sendable {
         self.redactor = SecretRedactor(secrets: config.apiKey.map { [$0] } ?? [])
     }
 
-    private enum Outcome: Error {
-        case final(AssistantError)
-        case retry(AssistantError, after: Duration?)
-    }
-
     /// POSTs `wav` as `audio.wav` and returns the text with whitespace trimmed and runs of it
     /// collapsed to one space (whisper.cpp starts segments with a space and ends them with "\n").
     public func transcribe(wav: [UInt8], task: TranscriptionTask) async throws(AssistantError) -> String {
         guard !wav.isEmpty else { throw .invalidArgs("No audio was recorded.") }
         guard wav.count <= Self.maxAudioBytes else { throw .invalidArgs("The recording is longer than 25 MiB.") }
         let body = Self.body(wav: wav, task: task, config: config)
-        let clock = ContinuousClock()
-        let deadline = clock.now + config.timeout
-        var attempt = 0
-        while true {
-            let remaining = deadline - clock.now
-            guard remaining > .zero else { throw timeoutError }
-            let failure: AssistantError
-            let after: Duration?
-            do {
-                return try await once(body, task: task, timeout: remaining)
-            } catch {
-                switch error {
-                case .final(let error): throw error
-                case .retry(let error, let wait): (failure, after) = (error, wait)
-                }
-            }
-            attempt += 1
-            guard attempt < retry.maxAttempts else { throw failure }
-            let wait = after ?? retry.backoff(after: attempt - 1)
-            guard clock.now + wait < deadline else { throw failure }
-            do {
-                try await sleep(wait)
-            } catch {
-                throw Self.cancelled
-            }
+        return try await retry.run(within: config.timeout, timedOut: timeoutError, cancelled: Self.cancelled, sleep: sleep) {
+            remaining throws(AttemptFailure) in try await once(body, task: task, timeout: remaining)
         }
     }
 
@@ -128,7 +100,7 @@ public struct TranscriptionClient: Sendable {
         return base + "/audio/" + task.rawValue
     }
 
-    private func once(_ body: MultipartBody, task: TranscriptionTask, timeout: Duration) async throws(Outcome)
+    private func once(_ body: MultipartBody, task: TranscriptionTask, timeout: Duration) async throws(AttemptFailure)
         -> String
     {
         var headers: [(name: String, value: String)] = [
@@ -179,7 +151,7 @@ public struct TranscriptionClient: Sendable {
 
     /// `{"text": ...}` JSON, or a `text/plain` body as the text itself. Anything else (an HTML
     /// page from a wrong URL, say) would come back the same if asked again, so it is final.
-    private func text(of body: [UInt8], contentType: String) throws(Outcome) -> String {
+    private func text(of body: [UInt8], contentType: String) throws(AttemptFailure) -> String {
         let type = contentType.lowercased()
         let plain = type.isEmpty || type.hasPrefix("text/plain")
         // Some servers label JSON as text/plain; a transcript hardly ever starts with "{".
@@ -212,7 +184,7 @@ public struct TranscriptionClient: Sendable {
         String(contentType.prefix { $0 != ";" }.prefix(60)).trimmingWhitespace
     }
 
-    private func collect(_ body: AsyncThrowingStream<[UInt8], any Error>) async throws(Outcome) -> [UInt8] {
+    private func collect(_ body: AsyncThrowingStream<[UInt8], any Error>) async throws(AttemptFailure) -> [UInt8] {
         var bytes: [UInt8] = []
         do {
             for try await chunk in body where bytes.count < 1 << 20 { bytes += chunk }
@@ -222,7 +194,7 @@ public struct TranscriptionClient: Sendable {
         return bytes
     }
 
-    private func outcome(of error: any Error) -> Outcome {
+    private func outcome(of error: any Error) -> AttemptFailure {
         if error is CancellationError { return .final(Self.cancelled) }
         switch error as? HTTPTransportError {
         case .timedOut: return .final(timeoutError)
