@@ -100,6 +100,20 @@ struct VoiceQueries: Sendable {
         }
     }
 
+    /// Whether a transcript holds no words: empty, or only markers such as whisper.cpp's
+    /// "[BLANK_AUDIO]" or "(silence)" and punctuation.
+    static func heardNothing(_ text: String) -> Bool {
+        var depth = 0
+        for character in text {
+            switch character {
+            case "[", "(": depth += 1
+            case "]", ")": depth = max(0, depth - 1)
+            default: if depth == 0 && (character.isLetter || character.isNumber) { return false }
+            }
+        }
+        return true
+    }
+
     private func stopRecording(_ id: String) async {
         logger.debug("end of speech heard: stopping the recording", metadata: ["query_id": "\(id)"])
         do {
@@ -172,7 +186,7 @@ struct VoiceQueries: Sendable {
         }
         let translate = mode.mode == .translator
         let heard = try await transcriber.transcribe(wav: utterance.wav(), task: translate ? .translate : .transcribe)
-        guard !heard.isEmpty else { throw VoiceFailure.noWords }
+        guard !Self.heardNothing(heard) else { throw VoiceFailure.noWords }
         do {
             try await transcriptions.insert(id: id, text: heard, device: await device(), at: now())
         } catch {

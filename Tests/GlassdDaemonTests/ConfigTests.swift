@@ -17,9 +17,21 @@ struct ConfigTests {
             timeout_seconds = 90
             history_budget = 1200
             api_key_file = "/etc/glassd/api-key"
+            vision_model = "llava"
 
             [bluetooth]
             adapter = "hci1"
+
+            [transcription]
+            base_url = "http://localhost:8080/v1"
+            language = "de"
+
+            [voice]
+            trailing_silence_ms = 600
+            max_seconds = 20
+
+            [photos]
+            keep = 7
             """)
         #expect(config.baseURL == "http://localhost:11434/v1")
         #expect(config.chatModel == "llama3")
@@ -28,6 +40,12 @@ struct ConfigTests {
         #expect(config.historyBudget == 1200)
         #expect(config.apiKeyFile == "/etc/glassd/api-key")
         #expect(config.adapter == "hci1")
+        #expect(config.visionModel == "llava")
+        #expect(config.transcriptionURL == "http://localhost:8080/v1")
+        #expect(config.transcriptionLanguage == "de")
+        #expect(config.trailingSilenceMS == 600)
+        #expect(config.maxUtteranceSeconds == 20)
+        #expect(config.photosKept == 7)
     }
 
     @Test("defaults for what is left out")
@@ -46,6 +64,10 @@ struct ConfigTests {
             ("[assistant]\nbase_url = 5", "[assistant] base_url must be a string"),
             ("[assistant]\nbase_url = \"file:///etc/passwd\"", "base_url must be an http(s) URL"),
             ("[assistant]\nhistory_budget = -1", "[assistant] history_budget"),
+            ("[transcription]\nbase_url = \"ftp://x\"", "[transcription] base_url must be an http(s) URL"),
+            ("[voice]\nmax_seconds = 31", "[voice] max_seconds"),
+            ("[voice]\ntrailing_silence_ms = 10", "[voice] trailing_silence_ms"),
+            ("[photos]\nkeep = 0", "[photos] keep"),
             ("assistant = 3", "[assistant] must be a table"),
             ("[assistant\nbase_url = 1", "line 1"),
         ])
