@@ -25,6 +25,16 @@ public enum APIKey {
         return nil
     }
 
+    /// The key for the speech server: `[transcription] api_key_file` if set; else the chat key when
+    /// speech goes to the chat server's host; else none: the chat server's key is never sent to
+    /// another host.
+    public static func transcriptionKey(config: Config, chatKey: String?) -> String? {
+        if let file = config.transcriptionKeyFile { return read(file) }
+        guard let speech = config.transcriptionURL else { return chatKey }
+        let host = { (url: String?) in url.flatMap { URL(string: $0)?.host?.lowercased() } }
+        return host(speech) != nil && host(speech) == host(config.baseURL) ? chatKey : nil
+    }
+
     private static func read(_ path: String) -> String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let key = trim(String(decoding: data, as: UTF8.self))

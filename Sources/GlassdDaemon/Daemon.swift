@@ -59,7 +59,8 @@ public enum Daemon {
         let transcriber = (config.transcriptionURL ?? config.baseURL).map { baseURL in
             TranscriptionClient(
                 config: TranscriptionConfig(
-                    baseURL: baseURL, model: config.transcriptionModel, apiKey: key?.key,
+                    baseURL: baseURL, model: config.transcriptionModel,
+                    apiKey: APIKey.transcriptionKey(config: config, chatKey: key?.key),
                     timeout: .seconds(config.timeoutSeconds), language: config.transcriptionLanguage),
                 transport: transport)
         }

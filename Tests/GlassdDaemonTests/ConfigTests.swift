@@ -25,6 +25,7 @@ struct ConfigTests {
             [transcription]
             base_url = "http://localhost:8080/v1"
             language = "de"
+            api_key_file = "/etc/glassd/speech-key"
 
             [voice]
             trailing_silence_ms = 600
@@ -43,6 +44,7 @@ struct ConfigTests {
         #expect(config.visionModel == "llava")
         #expect(config.transcriptionURL == "http://localhost:8080/v1")
         #expect(config.transcriptionLanguage == "de")
+        #expect(config.transcriptionKeyFile == "/etc/glassd/speech-key")
         #expect(config.trailingSilenceMS == 600)
         #expect(config.maxUtteranceSeconds == 20)
         #expect(config.photosKept == 7)
@@ -109,5 +111,21 @@ struct ConfigTests {
         #expect(APIKey.load(config: Config(), environment: ["GLASSD_API_KEY": "env-key"])?.source == .environment)
         #expect(APIKey.load(config: Config(), environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"]) == nil)
         #expect(APIKey.load(config: Config(), environment: ["GLASSD_API_KEY": "  "]) == nil)
+    }
+
+    @Test("the speech server gets its own key, the chat key only on the chat host, else none")
+    func transcriptionKey() throws {
+        let dir = NSTemporaryDirectory() + "glassd-key-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "speech-key\n".write(toFile: dir + "/speech", atomically: true, encoding: .utf8)
+        var config = Config()
+        config.baseURL = "https://api.openai.com/v1"
+        #expect(APIKey.transcriptionKey(config: config, chatKey: "chat") == "chat")
+        config.transcriptionURL = "https://API.openai.com/v1/"
+        #expect(APIKey.transcriptionKey(config: config, chatKey: "chat") == "chat")
+        config.transcriptionURL = "http://localhost:8080/v1"
+        #expect(APIKey.transcriptionKey(config: config, chatKey: "chat") == nil)
+        config.transcriptionKeyFile = dir + "/speech"
+        #expect(APIKey.transcriptionKey(config: config, chatKey: "chat") == "speech-key")
     }
 }
