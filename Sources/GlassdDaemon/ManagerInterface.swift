@@ -81,7 +81,7 @@ struct ManagerInterface {
         } catch {
             answer = .failure(error)
         }
-        if stream != nil { await link?.session.answerFinished() }
+        if let stream { await link?.session.answerFinished(stream) }
         switch answer {
         case .success(let answer):
             signals.answered(id, question: text, answer: answer)

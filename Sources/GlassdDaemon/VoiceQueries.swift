@@ -172,7 +172,7 @@ struct VoiceQueries: Sendable {
         case .success(let turn): signals.answered(id, question: turn.question, answer: turn.answer)
         case .failure(let error): fail(id, error)
         }
-        await session.answerFinished()
+        await session.answerFinished(stream)
     }
 
     /// Returns the turn as stored: the question and its answer.

@@ -280,9 +280,13 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         try await send(first: error ? DataMessage.error : DataMessage.response, text)
     }
 
-    /// Marks the end of an answer: the glasses are ready for the next question.
-    public func answerFinished() {
-        answer = nil
+    /// Marks the end of an answer (shown through `stream`, if any): the glasses are ready for
+    /// the next question, unless a newer answer has taken them since.
+    public func answerFinished(_ stream: AnswerStream? = nil) {
+        if let stream {
+            guard stream === answer else { return }
+            answer = nil
+        }
         if status.state == .busy { set(.ready, for: generation) }
     }
 
@@ -293,7 +297,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
 
     /// A stream for an answer to the glasses on the current link. With `claim` (an answer the
     /// glasses did not ask for), only when they are idle, and they are busy until
-    /// `answerFinished()`. Throws `SessionError.notConnected`, or `.busy` when a claim finds them busy.
+    /// `answerFinished(_:)`. Throws `SessionError.notConnected`, or `.busy` when a claim finds them busy.
     public func answerStream(claim: Bool = false) throws -> AnswerStream {
         let write = try writer()
         if claim {

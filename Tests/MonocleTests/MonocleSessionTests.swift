@@ -111,6 +111,39 @@ struct MonocleSessionTests {
         }
     }
 
+    @Test("one answer owns the glasses: a claim only when idle, a cancel tap frees them, a stale answer's end frees nothing")
+    func answerOwnership() async throws {
+        let session = session()
+        let device = FakeMonocle(scripts: Self.scripts)
+        let (links, feed) = AsyncStream.makeStream(of: LinkEvent.self)
+        let run = Task { await session.run(links: links) { _ in } }
+        var events = session.events.makeAsyncIterator()
+        func until(_ state: SessionState) async {
+            while let event = await events.next() {
+                if case .status(let status) = event, status.state == state { return }
+            }
+        }
+        feed.yield(.up(device.link, generation: 1))
+        await until(.ready)
+        let first = try await session.answerStream(claim: true)
+        #expect(await session.current.state == .busy)
+        await #expect(throws: SessionError.busy) { try await session.answerStream(claim: true) }
+        // A tap on the glasses cancels the answer shown: it writes nothing more.
+        device.data.incoming.push(DataMessage.cancelled.encoded)
+        await until(.ready)
+        first.append("never shown ")
+        first.finish()
+        try await first.run()
+        #expect(!device.data.written.contains(.response("never shown ")))
+        let second = try await session.answerStream(claim: true)
+        await session.answerFinished(first)
+        #expect(await session.current.state == .busy)
+        await session.answerFinished(second)
+        #expect(await session.current.state == .ready)
+        feed.finish()
+        await run.value
+    }
+
     @Test("a device that never enters the REPL: error with a reason, and the link is restarted")
     func givesUp() async throws {
         let session = session()
