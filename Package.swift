@@ -26,12 +26,15 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", exact: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
     ],
     targets: [
         // C leaves: one shim target per system library, imported only by the adapter that owns it.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // Not "CZlib": ZIPFoundation already defines a module of that name.
+        .systemLibrary(name: "CZlibCRC", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Pure: the D-Bus contract's names, shared by daemon and client.
         .target(name: "GlassdAPI", swiftSettings: strict),
@@ -49,6 +52,16 @@ let package = Package(
             resources: [
                 .embedInCode("DeviceScripts/glassd_ui.py"), .embedInCode("DeviceScripts/glassd_link.py"),
                 .embedInCode("DeviceScripts/glassd_media.py"), .embedInCode("DeviceScripts/main.py"),
+            ],
+            swiftSettings: strict),
+
+        // Pure: the firmware update over Nordic Secure DFU (package, control-point codec, object
+        // transfer with resume) over two ByteChannels and a clock.
+        .target(
+            name: "Firmware",
+            dependencies: [
+                "GlassdCore", "CZlibCRC", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strict),
 
@@ -93,6 +106,10 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),
+        .testTarget(
+            name: "FirmwareTests",
+            dependencies: ["Firmware", "GlassdCore", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
+            swiftSettings: strict),
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
