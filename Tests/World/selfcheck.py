@@ -396,9 +396,12 @@ def connect_and_repl(w, addr, n, label):
     check(wait_until(lambda: list(b"echo:" + p) in mon.changed(dtx, "org.bluez.GattCharacteristic1",
                                                           "Value")),
           f"{label}: data message -> receive_callback -> bluetooth.send notification")
-    lines = open(w.record(n)).read().splitlines()[len(rec_before):]
-    check([json.loads(x)["service"] for x in lines] == ["serial"] * 3 + ["data"]
-          and json.loads(lines[-1]) == {"service": "data", "hex": p.hex(), "type": "command"},
+    # The record also holds data notifications and display frames, each stamped with "t".
+    writes = [{k: v for k, v in json.loads(x).items() if k != "t"}
+              for x in open(w.record(n)).read().splitlines()[len(rec_before):]]
+    writes = [x for x in writes if x.get("type") == "command"]
+    check([x["service"] for x in writes] == ["serial"] * 3 + ["data"]
+          and writes[-1] == {"service": "data", "hex": p.hex(), "type": "command"},
           f"{label}: all writes in the --record file")
     mon.close()
     return chars, holder

@@ -43,6 +43,7 @@ import wave
 from collections import deque
 
 from worldloop import run_until_signalled  # beside this file
+import vdfu  # beside this file: the bootloader (DFU target mode)
 
 from dbus_fast import BusType, DBusError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
@@ -273,7 +274,9 @@ class Firmware:
         self.stats = {"ring_dropped": 0, "safe_mode": 0, "callbacks_dropped": 0,
                       "touch_dropped": 0, "soft_reboots": 0, "repl_commands": 0,
                       "serial_bytes_in": 0, "data_messages_in": 0, "power_cycles": 0,
-                      "resets": 0, "dfu_requests": 0, "boots": 0, "sigints": 0}
+                      "resets": 0, "dfu_requests": 0, "boots": 0, "sigints": 0,
+                      "dfu_entries": 0, "dfu_objects_created": 0, "dfu_bytes_received": 0,
+                      "dfu_crc_requests": 0, "dfu_executes": 0, "dfu_boots": 0}
         self.task = None
         self.stopping = False
 
@@ -331,6 +334,9 @@ class Firmware:
                 await asyncio.sleep(0.5)
                 self.next_boot = ("power", "friendly", "CRASHED")
             boot, mode, cause = self.next_boot
+            if boot == "halt":      # the bootloader runs instead (DFU mode); start() resumes
+                self.proc = None
+                return
 
     async def _interrupter(self, proc):
         """Ctrl-C for code that never calls into a Monocle module (so never reads the link): when
@@ -363,6 +369,19 @@ class Firmware:
         self.carry = None
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
+
+    async def halt(self):
+        """Ends the interpreter for good (until start()): the chip runs the bootloader."""
+        if self.task is None or self.task.done():
+            return
+        self.restart("halt")
+        try:
+            await asyncio.wait_for(self.task, 3)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            pass
+
+    def set_version(self, version):
+        self.env["VMONOCLE_FW_VERSION"] = version
 
     async def stop(self):
         self.stopping = True
@@ -426,6 +445,8 @@ class Firmware:
             mode, _, unread = data.partition(b"\n")
             self.next_boot = ("soft", mode.decode(), "SOFTWARE_RESET")
             self.carry = bytearray(unread)
+        elif tag == "Y":      # update.micropython(): reset into the bootloader
+            asyncio.get_running_loop().create_task(self.monocle.enter_dfu())
         elif tag == "X":
             self.stats["resets"] += 1
             asyncio.get_running_loop().create_task(
@@ -595,9 +616,33 @@ class Control(ServiceInterface):
         await self.vm_monocle.power_cycle()
 
     @method()
+    def Mode(self) -> "s":
+        return self.vm_monocle.mode
+
+    @method()
+    async def EnterDFU(self):
+        """What update.micropython() does, without the REPL (and regardless of notifications)."""
+        if self.vm_monocle.mode != "app":
+            raise DBusError("org.glassd.test.Error.Failed", "already in DFU mode")
+        self._fw().stats["dfu_requests"] += 1
+        await self.vm_monocle.enter_dfu()
+
+    @method()
+    def SetNextFirmwareVersion(self, version: "s"):
+        if len(version) != 12:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs",
+                            "versions are 12 characters, e.g. v23.248.0754")
+        self.vm_monocle.dfu.state.next_version = version
+
+    @method()
+    def RefuseNextInit(self):
+        self.vm_monocle.dfu.state.refuse_next_init = True
+
+    @method()
     def Stats(self) -> "a{sv}":
         fw = self._fw()
-        out = {k: Variant("t" if k == "serial_bytes_in" else "u", v) for k, v in fw.stats.items()}
+        out = {k: Variant("t" if k in ("serial_bytes_in", "dfu_bytes_received") else "u", v)
+               for k, v in fw.stats.items()}
         out["frames"] = Variant("u", fw.frames)
         out["ring_used"] = Variant("u", fw.ring_used)
         return out
@@ -625,6 +670,11 @@ class Monocle:
         self.echo = args.echo
         self.firmware = Firmware(self, args)
         self.control = Control(self)
+        self.mode = "app"    # "dfu": the bootloader (DfuTarg on dfu_adapter) runs instead
+        self.fs = args.fs
+        self.dfu_adapter = dfu_adapter_of(args.adapter)
+        self.dfu = vdfu.DfuTarget(self, ROOT, self.dfu_adapter, args.fs, self.firmware.stats,
+                                  args.mtu, args.tx_power, args.dfu_inactivity)
 
     # --- objects
     def export(self):
@@ -641,6 +691,7 @@ class Monocle:
             self.services[key] = (service, rx, tx)
         self.bus.export(ADV_PATH, Advertisement(self))
         self.bus.export(f"{ROOT}/{self.adapter_name}", self.control)
+        self.dfu.export(self.bus)
 
     def note(self, event):
         """Appends `event` to the --record file, stamped with the monotonic clock (the same clock
@@ -682,10 +733,68 @@ class Monocle:
         """Chip reset: the links drop, the interpreter starts from power-on (safe: no main.py)."""
         if count and not safe:
             self.firmware.stats["power_cycles"] += 1
+        if self.mode == "dfu":     # the bootloader starts again, from its settings page
+            await self.disconnect_centrals(self.dfu.adapter_path)
+            self.dfu.lost()
+            self.dfu.state.cold_start()
+            if self.dfu.state.app_valid:    # nothing overwritten yet: the app starts
+                await self.leave_dfu(None)
+                return
+            if self.dfu.registered:
+                self.dfu.touch()
+            else:
+                await self.dfu_up()
+            return
         await self.disconnect_centrals()
         self.firmware.restart("safe" if safe else "power", "friendly", cause)
 
-    async def disconnect_centrals(self):
+    async def enter_dfu(self):
+        """Reset into the bootloader: the app's links, GATT app and advertisement go away from
+        this adapter and DfuTarg comes up on dfu_adapter (the address + 1 in the standard world)."""
+        if self.mode == "dfu" or self.stopping:
+            return
+        self.mode = "dfu"
+        self.firmware.stats["dfu_entries"] += 1
+        self.note({"mode": "dfu"})
+        await self.disconnect_centrals()
+        await self.firmware.halt()
+        self.reset_notifications()
+        await self.unregister()
+        self.dfu.state.cold_start()
+        self.dfu.state.enter()
+        await self.dfu_up()
+
+    async def dfu_up(self):
+        if self.bluez_owner is None:
+            return
+        try:
+            up = await self.dfu.up()
+        except (DBusError, asyncio.TimeoutError) as e:
+            warn(f"DFU target on {self.dfu_adapter}: registration failed: {e}; it stays down")
+            return
+        if up:
+            print("DFU READY", flush=True)
+        else:
+            warn(f"DFU mode: adapter {self.dfu_adapter} does not exist, so no DfuTarg is "
+                 "advertised; the device stays down until the adapter appears or a PowerCycle")
+
+    async def leave_dfu(self, version):
+        """The bootloader starts the app: the new image (version: its device.VERSION, None =
+        unchanged) or, after the inactivity timeout, the old one."""
+        if self.mode != "dfu" or self.stopping:
+            return
+        await self.dfu.down()
+        self.dfu.state.finish()
+        self.mode = "app"
+        if version is not None:
+            self.firmware.set_version(version)
+            self.firmware.stats["dfu_boots"] += 1
+        self.note({"mode": "app", "version": version})
+        self.firmware.start()
+        self.schedule_register()
+
+    async def disconnect_centrals(self, adapter_path=None):
+        adapter_path = adapter_path or self.adapter_path
         if self.bluez_owner is None:
             return
         try:
@@ -696,7 +805,7 @@ class Monocle:
             return
         for path, ifaces in objects.items():
             dev = ifaces.get("org.bluez.Device1")
-            if not path.startswith(self.adapter_path + "/") or dev is None:
+            if not path.startswith(adapter_path + "/") or dev is None:
                 continue
             if dev.get("Connected") is not None and dev["Connected"].value:
                 try:
@@ -740,9 +849,14 @@ class Monocle:
                 self.bluez_changed(new or None)
         elif msg.interface == "org.freedesktop.DBus.ObjectManager" and msg.sender == self.bluez_owner:
             path, interfaces = msg.body[0], msg.body[1]
-            if path != self.adapter_path or "org.bluez.Adapter1" not in interfaces:
+            active = self.dfu.adapter_path if self.mode == "dfu" else self.adapter_path
+            if path != active or "org.bluez.Adapter1" not in interfaces:
                 return None
-            if msg.member == "InterfacesRemoved":
+            if msg.member == "InterfacesRemoved" and self.mode == "dfu":
+                warn(f"{path} removed")
+                self.dfu.registered = False
+                self.dfu.lost()
+            elif msg.member == "InterfacesRemoved":
                 warn(f"{self.adapter_path} removed")
                 self.app_registered = self.adv_registered = False
                 self.reset_notifications()
@@ -755,6 +869,8 @@ class Monocle:
             return
         self.bluez_owner = owner
         self.app_registered = self.adv_registered = False
+        self.dfu.registered = False
+        self.dfu.lost()
         self.reset_notifications()
         if owner is None:
             warn("org.bluez went away; waiting for it")
@@ -777,6 +893,9 @@ class Monocle:
         loop.call_soon(self.schedule_register)
 
     async def register_loop(self):
+        if self.mode == "dfu":
+            await self.dfu_up()
+            return
         delay = 0.1
         while not self.stopping and self.bluez_owner is not None:
             try:
@@ -823,7 +942,14 @@ class Monocle:
     async def run(self, stop: asyncio.Event):
         self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
         self.export()
-        if not self.echo:
+        if not self.echo and vdfu.DfuState.pending(self.fs) and self.dfu.state.app_valid:
+            self.dfu.state.finish()     # the app was not touched: it boots
+        if not self.echo and vdfu.DfuState.pending(self.fs):
+            # an unfinished update: the bootloader comes up (the app is not valid any more)
+            self.mode = "dfu"
+            self.dfu.state.cold_start()
+            warn(f"unfinished DFU in {self.fs}: starting as DfuTarg on {self.dfu_adapter}")
+        elif not self.echo:
             self.firmware.start()
         name = f"org.glassd.test.VirtualMonocle.{self.adapter_name}"
         try:
@@ -851,9 +977,18 @@ class Monocle:
         if self.register_task is not None:
             self.register_task.cancel()
         await self.unregister()
+        if self.dfu.registered:
+            await self.dfu.down()
         self.bus.disconnect()
         if self.record is not None:
             self.record.close()
+
+
+def dfu_adapter_of(adapter):
+    """hciN -> hci(N+1): where the bootloader advertises (address + 1 in the standard world)."""
+    head = adapter.rstrip("0123456789")
+    digits = adapter[len(head):]
+    return f"{head}{int(digits) + 1}" if digits else adapter + "-dfu"
 
 
 def main() -> int:
@@ -878,6 +1013,9 @@ def main() -> int:
     parser.add_argument("--echo", action="store_true",
                         help="transport tests only: no MicroPython; every RX write is echoed on "
                              "the TX of its service while that notifies")
+    parser.add_argument("--dfu-inactivity", type=float, default=180.0, metavar="SECONDS",
+                        help="DFU mode: boot the (still valid) app after this long without a "
+                             "DFU write (default 180, the bootloader's; 0 = never)")
     args = parser.parse_args()
     if args.mtu < 23 or args.mtu > 517:
         parser.error("--mtu must be within 23..517")

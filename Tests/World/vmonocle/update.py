@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Virtual Monocle: the update module. micropython() only records the request (event "dfu") and
-# prints the device's messages; Fpga writes go to <state dir>/fpga.bin. Test-only.
+# Virtual Monocle: the update module. micropython() prints the device's messages, records the
+# request (event "dfu") and resets into the bootloader (frame "Y": virtual_monocle.py switches to
+# DFU target mode, vdfu.py); Fpga writes go to <state dir>/fpga.bin. Test-only.
 import _vmhost
 
 _FPGA_END = 0x6C80E + 4
@@ -17,6 +18,10 @@ def micropython():
         print('.', end='')
     print()
     _vmhost.event('dfu')
+    # GPREGRET + reset: the host side halts this interpreter and brings up the bootloader
+    _vmhost.send('Y')
+    while True:
+        _vmhost.sleep_ms(1000)
 
 
 def _path():
