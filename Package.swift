@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Monocle",
+                "glassd", "glassctl", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Monocle", "Firmware",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

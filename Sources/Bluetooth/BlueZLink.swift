@@ -5,11 +5,12 @@ import Glibc
 import Logging
 
 /// One channel of a link over BlueZ. Writes go in packets of at most MTU − 3 bytes, through the
-/// AcquireWrite socket where BlueZ offers one, else as WriteValue(type command); notifications come
+/// AcquireWrite socket where BlueZ offers one, else as WriteValue (type command, or request where
+/// the device must answer each write, as the DFU control point); notifications come
 /// from the AcquireNotify socket, else as PropertiesChanged(Value) after StartNotify.
 final class BlueZChannel: ByteChannel {
     enum Writer: Sendable {
-        case writeValue(BlueZClient, path: String)
+        case writeValue(BlueZClient, path: String, withResponse: Bool)
         case socket(SocketLoop, channel: Int)
     }
 
@@ -42,12 +43,12 @@ final class BlueZChannel: ByteChannel {
         switch writer {
         case .socket(let loop, let channel):
             try await loop.write(channel: channel, packets: packets)
-        case .writeValue(let client, let path):
+        case .writeValue(let client, let path, let withResponse):
+            let type = DBusValue.string(withResponse ? "request" : "command")
             try await gate.withLock(isolation: nil) {
                 for packet in packets {
                     try Task.checkCancellation()
-                    try await client.call(
-                        path, BlueZ.characteristic, "WriteValue", [.bytes(packet), .vardict(["type": .string("command")])])
+                    try await client.call(path, BlueZ.characteristic, "WriteValue", [.bytes(packet), .vardict(["type": type])])
                 }
             }
         }

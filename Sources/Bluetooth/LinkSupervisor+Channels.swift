@@ -8,11 +8,10 @@ extension LinkSupervisor {
     /// The channels of `profile` on `device`: sockets where BlueZ offers them, D-Bus otherwise.
     func openChannels(_ device: String, profile: GATTProfile) async throws -> BlueZLink {
         let snapshot = client.state.snapshot
-        var found: [(rx: (path: String, mtu: Int), tx: (path: String, mtu: Int))] = []
+        var found: [(rx: (path: String, mtu: Int), tx: (path: String, mtu: Int)?)] = []
         for channel in profile.channels {
-            guard let r = snapshot.characteristic(device, uuid: channel.write),
-                let t = snapshot.characteristic(device, uuid: channel.notify)
-            else {
+            let t = channel.notify.flatMap { snapshot.characteristic(device, uuid: $0) }
+            guard let r = snapshot.characteristic(device, uuid: channel.write), channel.notify == nil || t != nil else {
                 throw LinkError.failed("the device does not offer the \(profile.name) \(channel.name) channel")
             }
             found.append((r, t))
@@ -26,16 +25,22 @@ extension LinkSupervisor {
                 acquired.append(SocketLoop.Channel())
                 var inbox: PacketInbox?
                 var writeMTU = pair.rx.mtu
-                if settings.acquireSockets, snapshot.offers(pair.tx.path, "NotifyAcquired"),
-                    let (fd, _) = try await acquire(pair.tx.path, "AcquireNotify")
-                {
-                    inbox = PacketInbox()
-                    acquired[index].notifyFD = fd
-                    acquired[index].inbox = inbox
+                if let tx = pair.tx {
+                    if settings.acquireSockets, snapshot.offers(tx.path, "NotifyAcquired"),
+                        let (fd, _) = try await acquire(tx.path, "AcquireNotify")
+                    {
+                        inbox = PacketInbox()
+                        acquired[index].notifyFD = fd
+                        acquired[index].inbox = inbox
+                    } else {
+                        notifyPaths.append(tx.path)
+                    }
                 } else {
-                    notifyPaths.append(pair.tx.path)
+                    inbox = PacketInbox()  // nothing ever comes on a write-only channel
                 }
-                if settings.acquireSockets, snapshot.offers(pair.rx.path, "WriteAcquired"),
+                // An acquired write socket writes without response: not for a request channel.
+                if settings.acquireSockets, !profile.channels[index].writeWithResponse,
+                    snapshot.offers(pair.rx.path, "WriteAcquired"),
                     let (fd, mtu) = try await acquire(pair.rx.path, "AcquireWrite")
                 {
                     acquired[index].writeFD = fd
@@ -54,7 +59,7 @@ extension LinkSupervisor {
                 let plan = plans[index]
                 let writer: BlueZChannel.Writer =
                     if let loop, plan.socketWriter { .socket(loop, channel: index) } else {
-                        .writeValue(client, path: found[index].rx.path)
+                        .writeValue(client, path: found[index].rx.path, withResponse: spec.writeWithResponse)
                     }
                 channels[spec.name] = BlueZChannel(
                     writer: writer, mtu: plan.writeMTU, framing: spec.framing, incoming: inboxes[index])

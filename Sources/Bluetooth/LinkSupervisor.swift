@@ -14,6 +14,7 @@ public actor LinkSupervisor {
     let logger: Logger
 
     private var paired: (address: BluetoothAddress, name: String)?
+    var pairedAddress: BluetoothAddress? { paired?.address }
     private var loaded = false
     private(set) var state: LinkState = .unpaired
     /// Why the link is where it is (waiting for the glasses, reconnecting); empty when connected.
@@ -256,7 +257,9 @@ public actor LinkSupervisor {
                             [
                                 .vardict([
                                     "Transport": .string("le"),
-                                    "UUIDs": .array(element: "s", [.string(MonocleUUID.serialService)]),
+                                    // The bootloader too: glasses left in DfuTarg are found.
+                                    "UUIDs": .array(
+                                        element: "s", [.string(MonocleUUID.serialService), .string(NordicDFUUUID.service)]),
                                 ])
                             ])
                         try await client.call(adapter, BlueZ.adapter, "StartDiscovery")

@@ -7,17 +7,6 @@ import Logging
 import Synchronization
 import Testing
 
-/// Pairing kept in memory, for driving the link library directly.
-private final class MemoryDeviceStore: DeviceStore {
-    let device = Mutex<(address: BluetoothAddress, name: String)?>(nil)
-    func pairedDevice() async throws -> (address: BluetoothAddress, name: String)? { device.withLock { $0 } }
-    func savePaired(_ address: BluetoothAddress, name: String, at unixMS: Int64) async throws {
-        device.withLock { $0 = (address, name) }
-    }
-    func forget(_ address: BluetoothAddress) async throws { device.withLock { $0 = nil } }
-    func touch(_ address: BluetoothAddress, at unixMS: Int64) async throws {}
-}
-
 @Suite(
     "Byte channels over BlueZ", .timeLimit(.minutes(3)),
     .enabled(if: BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil))

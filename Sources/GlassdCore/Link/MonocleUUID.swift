@@ -14,3 +14,12 @@ public enum MonocleUUID {
         uuids.contains { $0.lowercased() == serialService } || name?.lowercased() == "monocle"
     }
 }
+
+/// The Nordic Secure DFU service of the Monocle's bootloader (monocle-protocol.md §5.2).
+public enum NordicDFUUUID {
+    public static let service = "0000fe59-0000-1000-8000-00805f9b34fb"
+    public static let controlPoint = "8ec90001-f315-4f60-9fb8-838830daea50"
+    public static let packet = "8ec90002-f315-4f60-9fb8-838830daea50"
+    /// What the bootloader advertises as its name (the docs also spell it DFUTarg).
+    public static let name = "DfuTarg"
+}

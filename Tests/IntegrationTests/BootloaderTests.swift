@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+@testable import Bluetooth
+import DBusKit
+import Firmware
+import Foundation
+import GlassdCore
+import Logging
+import Synchronization
+import Testing
+
+/// The firmware client (Firmware.SecureDFU) over BlueZ against the virtual Monocle's bootloader
+/// (Tests/World/vdfu.py): found at the glasses' address + 1, the DFU profile's channels (control
+/// point written with response, packet without), a drop in the middle resumed, the new image booted.
+@Suite(
+    "Firmware transfer to the virtual bootloader", .timeLimit(.minutes(5)),
+    .enabled(if: BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil))
+struct BootloaderTests {
+    private static let monocle = 2
+
+    /// A synthetic image of `size` bytes that carries its version where the virtual bootloader looks.
+    static func image(size: Int, version: String) -> [UInt8] {
+        var bytes = Array("GLASSD-FW-VERSION:\(version)".utf8)
+        while bytes.count < size { bytes.append(UInt8(truncatingIfNeeded: bytes.count &* 31)) }
+        return bytes
+    }
+
+    /// An unsigned init packet in the nRF DFU protobuf: Packet{command{op_code INIT, init{fw_version
+    /// 0, hw_version 52, type APPLICATION, app_size}}} (the virtual bootloader checks the size only).
+    static func initPacket(appSize: Int) -> [UInt8] {
+        func varint(_ value: Int) -> [UInt8] {
+            var v = value
+            var out: [UInt8] = []
+            while v >= 0x80 {
+                out.append(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            return out + [UInt8(v)]
+        }
+        func field(_ number: Int, _ value: Int) -> [UInt8] { varint(number << 3) + varint(value) }
+        func field(_ number: Int, _ bytes: [UInt8]) -> [UInt8] { varint(number << 3 | 2) + varint(bytes.count) + bytes }
+        let initCommand = field(1, 0) + field(2, 52) + field(4, 1) + field(7, appSize)
+        return field(1, field(1, 1) + field(2, initCommand))
+    }
+
+    @Test("the bootloader at address + 1 takes the image over the DFU profile; a drop mid-image is resumed; the new image boots")
+    func transferWithDrop() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withMonocle(Self.monocle, txPower: -45) { _ in
+                let bus = try await BusConnection.open(.address(ble.world.busAddress))
+                let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
+                let supervisor = LinkSupervisor(
+                    client: client, store: MemoryDeviceStore(),
+                    settings: LinkSettings(adapter: "hci0", scanTimeout: .seconds(5)), logger: Logger(label: "test"))
+                let vm = VirtualMonocle(bus: bus, index: Self.monocle)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await client.run() }
+                    group.addTask { await supervisor.run() }
+                    try await client.state.wait { $0.present }
+                    let events = await supervisor.events()
+                    _ = try await supervisor.pair(BLEWorld.adapterAddress(Self.monocle))
+                    for await event in events { if case .up = event { break } }
+
+                    await supervisor.suspend()
+                    try await vm.call("EnterDFU")
+                    let image = Self.image(size: 20_000, version: "v99.000.0001")
+                    let initPacket = Self.initPacket(appSize: image.count)
+                    let bootloader = BLEWorld.adapterAddress(Self.monocle + 1)
+                    #expect(BluetoothAddress(BLEWorld.adapterAddress(Self.monocle))?.bootloader.description == bootloader)
+
+                    // First try: the link drops once 9 KB of the image are in.
+                    let halfway = OneShotEvent()
+                    group.addTask {
+                        await halfway.wait()
+                        _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", bootloader])
+                    }
+                    await #expect(throws: (any Error).self) {
+                        try await supervisor.withBootloader(timeout: .seconds(30)) { link in
+                            let dfu = SecureDFU(
+                                control: try #require(link.channel(DFUChannel.control)),
+                                packet: try #require(link.channel(DFUChannel.packet)), clock: ContinuousClock())
+                            try await dfu.update(initPacket: initPacket, image: image) { progress in
+                                if progress.bytesDone > 9000 { halfway.fire() }
+                            }
+                        }
+                    }
+                    #expect(halfway.hasFired)
+                    #expect(try await vm.call("Mode") == [.string("dfu")])
+
+                    // Second try: resumed from what the bootloader reports; less than the whole image is sent.
+                    let sent = try await supervisor.withBootloader(timeout: .seconds(30)) { link in
+                        let dfu = SecureDFU(
+                            control: try #require(link.channel(DFUChannel.control)),
+                            packet: try #require(link.channel(DFUChannel.packet)), clock: ContinuousClock())
+                        try await dfu.update(initPacket: initPacket, image: image)
+                        return await dfu.bytesSent
+                    }
+                    #expect(sent < image.count + initPacket.count, "sent \(sent) of \(image.count)")
+
+                    // The new image boots: the glasses come back as themselves.
+                    await supervisor.resume()
+                    for await event in events { if case .up = event { break } }
+                    #expect(try await vm.call("Mode") == [.string("app")])
+                    #expect(try await vm.stats()["dfu_boots"] == 1)
+                    group.cancelAll()
+                }
+                await bus.close()
+            }
+        }
+    }
+}
