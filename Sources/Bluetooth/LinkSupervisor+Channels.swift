@@ -38,8 +38,10 @@ extension LinkSupervisor {
                 } else {
                     inbox = PacketInbox()  // nothing ever comes on a write-only channel
                 }
-                // An acquired write socket writes without response: not for a request channel.
-                if settings.acquireSockets, !profile.channels[index].writeWithResponse,
+                // An acquired write socket is another path into bluetoothd than WriteValue: with a
+                // channel written with response (the DFU control point), a checksum request could
+                // overtake the packets before it. Such a profile writes everything through D-Bus.
+                if settings.acquireSockets, !profile.channels.contains(where: \.writeWithResponse),
                     snapshot.offers(pair.rx.path, "WriteAcquired"),
                     let (fd, mtu) = try await acquire(pair.rx.path, "AcquireWrite")
                 {

@@ -73,7 +73,7 @@ struct BootloaderTests {
                         await halfway.wait()
                         _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", bootloader])
                     }
-                    await #expect(throws: (any Error).self) {
+                    await #expect(throws: DFUError.linkLost) {
                         try await supervisor.withBootloader(timeout: .seconds(30)) { link in
                             let dfu = SecureDFU(
                                 control: try #require(link.channel(DFUChannel.control)),

@@ -284,7 +284,9 @@ class DfuState:
         if self.obj_size == 0 or self.executed > self.obj_start:
             return NOT_PERMITTED, b"", False    # already executed (or never created)
         if got != self.obj_size:
-            return INVALID_OBJECT, b"", False
+            # As the nRF5 SDK's request handler: the created size against the bytes since the
+            # last execute, else "operation not permitted" (also for a created, still empty one).
+            return NOT_PERMITTED, b"", False
         self.executed = len(self.data)
         self._write_bank()
         self._save()
