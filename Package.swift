@@ -52,6 +52,8 @@ let package = Package(
             resources: [
                 .embedInCode("DeviceScripts/glassd_ui.py"), .embedInCode("DeviceScripts/glassd_link.py"),
                 .embedInCode("DeviceScripts/glassd_media.py"), .embedInCode("DeviceScripts/main.py"),
+                // Not one of the uploaded scripts: sent for an FPGA update only.
+                .embedInCode("DeviceScripts/glassd_fpga.py"),
             ],
             swiftSettings: strict),
 

@@ -61,6 +61,11 @@ BLUEZ = "org.bluez"
 ROOT = "/org/glassd/vmonocle"
 APP_PATH = ROOT + "/app"
 ADV_PATH = ROOT + "/adv0"
+# The FPGA's SPI flash area (update.Fpga), in the --fs folder; b"done" at FPGA_DONE_AT makes a
+# power-on boot the FPGA from it (monocle-protocol.md §6).
+FPGA_FLASH = "fpga_flash.bin"
+FPGA_DONE_AT = 0x6C80E
+FPGA_VERSION_MARKER = b"GLASSD-FPGA-VERSION:"
 
 CONTROL_IFACE = "org.glassd.test.VirtualMonocle1"
 VMDIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vmonocle")
@@ -254,7 +259,9 @@ class Firmware:
         self.state_dir = tempfile.mkdtemp(prefix="vmonocle-state.")
         self.env = dict(os.environ, MICROPYPATH="::.frozen", VMONOCLE_MTU=str(args.mtu),
                         VMONOCLE_FW_VERSION=args.firmware_version,
-                        VMONOCLE_FPGA_VERSION=args.fpga_version, VMONOCLE_STATE=self.state_dir)
+                        VMONOCLE_FPGA_VERSION=args.fpga_version, VMONOCLE_STATE=self.state_dir,
+                        VMONOCLE_FPGA_FLASH=os.path.join(self.fs, FPGA_FLASH))
+        self.fpga_internal = args.fpga_version    # the image in the FPGA's own flash
         self.battery = args.battery
         self.audio = None            # (rate, s16le mono bytes)
         self.image = None
@@ -276,7 +283,8 @@ class Firmware:
                       "serial_bytes_in": 0, "data_messages_in": 0, "power_cycles": 0,
                       "resets": 0, "dfu_requests": 0, "boots": 0, "sigints": 0,
                       "dfu_entries": 0, "dfu_objects_created": 0, "dfu_bytes_received": 0,
-                      "dfu_crc_requests": 0, "dfu_executes": 0, "dfu_boots": 0}
+                      "dfu_crc_requests": 0, "dfu_executes": 0, "dfu_boots": 0,
+                      "fpga_erases": 0, "fpga_bytes_written": 0, "fpga_reads": 0}
         self.task = None
         self.stopping = False
 
@@ -290,6 +298,8 @@ class Firmware:
             gen = self.generation
             self.ring_used = 0
             self.stats["boots"] += 1
+            if boot != "soft":      # a chip reset configures the FPGA again
+                self.env["VMONOCLE_FPGA_VERSION"] = self.fpga_boot_version()
             r, w = os.pipe()
             env = dict(self.env, VMONOCLE_BOOT=boot, VMONOCLE_MODE=mode, VMONOCLE_CTL_FD=str(w),
                        VMONOCLE_RESET_CAUSE=cause, VMONOCLE_MAC=self.mac)
@@ -380,6 +390,23 @@ class Firmware:
         except (asyncio.TimeoutError, asyncio.CancelledError):
             pass
 
+    def fpga_boot_version(self):
+        """What the FPGA reports after a chip reset: with b'done' at 0x6C80E of the SPI flash
+        it boots the image there (its version is the 12 characters after FPGA_VERSION_MARKER,
+        else the one running now), otherwise the image in its internal flash."""
+        try:
+            with open(os.path.join(self.fs, FPGA_FLASH), "rb") as f:
+                flash = f.read(FPGA_DONE_AT + 4)
+        except OSError:
+            flash = b""
+        if flash[FPGA_DONE_AT:FPGA_DONE_AT + 4] != b"done":
+            return self.fpga_internal
+        at = flash.find(FPGA_VERSION_MARKER, 0, FPGA_DONE_AT)
+        version = flash[at + len(FPGA_VERSION_MARKER):at + len(FPGA_VERSION_MARKER) + 12]
+        if at < 0 or len(version) != 12:
+            return self.env["VMONOCLE_FPGA_VERSION"]
+        return version.decode("ascii", "replace")
+
     def set_version(self, version):
         self.env["VMONOCLE_FW_VERSION"] = version
 
@@ -437,9 +464,12 @@ class Firmware:
             if name in ("run", "idle"):
                 self.user_code = name == "run"
             key = {"cbdrop": "callbacks_dropped", "touchdrop": "touch_dropped",
-                   "command": "repl_commands", "dfu": "dfu_requests"}.get(name)
+                   "command": "repl_commands", "dfu": "dfu_requests",
+                   "fpga_erase": "fpga_erases", "fpga_read": "fpga_reads"}.get(name)
             if key:
                 self.stats[key] += 1
+            elif name.startswith("fpga_write "):
+                self.stats["fpga_bytes_written"] += int(name.split()[1])
         elif tag == "R":
             self.stats["soft_reboots"] += 1
             mode, _, unread = data.partition(b"\n")
@@ -641,7 +671,8 @@ class Control(ServiceInterface):
     @method()
     def Stats(self) -> "a{sv}":
         fw = self._fw()
-        out = {k: Variant("t" if k in ("serial_bytes_in", "dfu_bytes_received") else "u", v)
+        out = {k: Variant("t" if k in ("serial_bytes_in", "dfu_bytes_received", "fpga_bytes_written")
+                          else "u", v)
                for k, v in fw.stats.items()}
         out["frames"] = Variant("u", fw.frames)
         out["ring_used"] = Variant("u", fw.ring_used)

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+
+/// Settings of the windowed transfer.
+public struct FPGAStreamSettings: Sendable {
+    /// Chunks in flight: MicroPython's scheduler queue holds 4 callbacks and drops the rest.
+    public var window = 3
+    /// Silence after which the chunks from the last acknowledged offset are sent again.
+    public var ackTimeout: Duration = .seconds(2)
+    /// Such silences in a row before giving up.
+    public var silences = 4
+
+    public init() {}
+}
+
+extension FPGAUpdate {
+    /// The faster method: the erase over the REPL, then a small receiver started over the REPL
+    /// (`FPGACommands.receiver`) takes the image as binary chunks on the data channel, `window`
+    /// at a time, acknowledged cumulatively; a lost chunk makes the device drop what follows and
+    /// the host resends from the acknowledged offset. Then the same readback, `done` and reset as
+    /// `run`. `data` is the data channel, with no other reader meanwhile (the scripts are stopped
+    /// while the REPL is entered).
+    public static func runWindowed<C: Clock>(
+        image: [UInt8], repl: RawRepl<C>, data: any ByteChannel, clock: C,
+        settings: FPGAUpdateSettings = FPGAUpdateSettings(), stream: FPGAStreamSettings = FPGAStreamSettings(),
+        progress: @Sendable (FPGAProgress) -> Void = { _ in }
+    ) async throws(FPGAUpdateError) -> FPGAUpdateReport where C.Duration == Duration {
+        try check(image)
+        var run = Exchange(repl: repl, attempts: settings.attempts)
+        let before = await repl.roundTrips
+        try await erase(image, &run, settings, progress)
+        try await mapped { try await repl.start(FPGACommands.receiver(size: image.count)) }
+
+        let payload = data.maxPacketSize - FPGACommands.dataHeader
+        guard payload > 0 else { throw .repl(.commandTooLong(FPGACommands.dataHeader, limit: data.maxPacketSize)) }
+        var acked = 0
+        var next = 0
+        var frames = 0
+        var resends = 0
+        var silent = 0
+        // The offset last gone back to: the device answers each chunk it drops with the same
+        // count, and one resend from there is enough.
+        var wentBack = -1
+        progress(FPGAProgress(bytes: 0, total: image.count, phase: .writing))
+        do throws(FPGAUpdateError) {
+            while acked < image.count {
+                while next < image.count && next - acked < stream.window * payload {
+                    let end = min(next + payload, image.count)
+                    let frame = FPGACommands.dataFrame(image[next..<end], at: next)
+                    try await mapped { try await data.write(frame) }
+                    frames += 1
+                    next = end
+                }
+                switch await nextPacket(data.incoming, clock: clock, deadline: clock.now.advanced(by: stream.ackTimeout)) {
+                case .packet(let bytes):
+                    if bytes.starts(with: FPGACommands.ackPrefix) {
+                        guard let n = Int(String(decoding: bytes.dropFirst(4), as: UTF8.self)), n <= image.count else {
+                            throw .unexpectedReply(step: "the receiver", reply: String(decoding: bytes, as: UTF8.self))
+                        }
+                        if n > acked {
+                            acked = n
+                            silent = 0
+                            progress(FPGAProgress(bytes: acked, total: image.count, phase: .writing))
+                        } else if n == acked && next > acked && wentBack != acked {
+                            next = acked
+                            wentBack = acked
+                            resends += 1
+                        }
+                    } else if bytes.starts(with: FPGACommands.errorPrefix) {
+                        throw .unexpectedReply(step: "the receiver", reply: String(decoding: bytes, as: UTF8.self))
+                    }
+                // Anything else on the channel is not for this transfer.
+                case .other: continue
+                case .ended: throw .repl(.closed)
+                case .timedOut:
+                    if Task.isCancelled { throw .cancelled }
+                    silent += 1
+                    guard silent <= stream.silences else { throw .repl(.timeout("the FPGA receiver")) }
+                    next = acked
+                    wentBack = -1
+                    resends += 1
+                }
+            }
+        } catch {
+            // Give the REPL back at once rather than after the receiver's idle timeout.
+            try? await data.write(FPGACommands.stopPrefix)
+            throw error
+        }
+        // The receiver has returned to the REPL and printed its count: enter again to skip that.
+        try await mapped { try await repl.enter() }
+        try await finish(image, &run, settings, progress)
+        return FPGAUpdateReport(
+            imageBytes: image.count, writeCommands: frames, resends: run.resends + resends,
+            roundTrips: await repl.roundTrips - before)
+    }
+
+    private static func mapped(_ body: () async throws -> Void) async throws(FPGAUpdateError) {
+        do {
+            try await body()
+        } catch is CancellationError {
+            throw .cancelled
+        } catch let error as ReplError {
+            throw .repl(error)
+        } catch {
+            throw .repl(.closed)
+        }
+    }
+
+    private enum Next: Sendable {
+        case packet([UInt8])
+        case other
+        case ended
+        case timedOut
+    }
+
+    /// The next notification, unless the deadline comes first.
+    private static func nextPacket<C: Clock>(_ inbox: PacketInbox, clock: C, deadline: C.Instant) async -> Next {
+        await withTaskGroup(of: Next.self) { group in
+            group.addTask {
+                switch await inbox.next() {
+                case .packet(let bytes): return .packet(bytes)
+                case .overflow: return .other
+                case nil: return Task.isCancelled ? .timedOut : .ended
+                }
+            }
+            group.addTask {
+                try? await clock.sleep(until: deadline, tolerance: nil)
+                return .timedOut
+            }
+            var outcome = await group.next() ?? .timedOut
+            group.cancelAll()
+            // A packet that arrived as the timer fired is still taken.
+            for await other in group {
+                if case .packet = other { outcome = other }
+            }
+            return outcome
+        }
+    }
+}
