@@ -258,14 +258,8 @@ public actor SecureDFU<C: Clock> where C.Duration == Duration {
         guard written else { throw DFUError.timeout(phase) }
     }
 
-    private enum Next: Sendable {
-        case item(Incoming)
-        case ended
-        case timedOut
-    }
-
     private func nextResponse(until deadline: C.Instant) async throws -> DFUResponse {
-        switch await next(until: deadline) {
+        switch await control.incoming.next(until: deadline, on: clock) {
         case .item(.packet(let bytes)):
             do {
                 return try DFUResponse.decode(bytes)
@@ -280,26 +274,4 @@ public actor SecureDFU<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// The next notification, unless the deadline comes first; one that arrives as the timer
-    /// fires is still returned, never lost.
-    private func next(until deadline: C.Instant) async -> Next {
-        let inbox = control.incoming
-        let clock = self.clock
-        return await withTaskGroup(of: Next.self) { group in
-            group.addTask {
-                if let item = await inbox.next() { return .item(item) }
-                return Task.isCancelled ? .timedOut : .ended
-            }
-            group.addTask {
-                try? await clock.sleep(until: deadline, tolerance: nil)
-                return .timedOut
-            }
-            var outcome = await group.next() ?? .timedOut
-            group.cancelAll()
-            for await other in group {
-                if case .item = other { outcome = other }
-            }
-            return outcome
-        }
-    }
 }

@@ -51,8 +51,8 @@ extension FPGAUpdate {
                     frames += 1
                     next = end
                 }
-                switch await nextPacket(data.incoming, clock: clock, deadline: clock.now.advanced(by: stream.ackTimeout)) {
-                case .packet(let bytes):
+                switch await data.incoming.next(until: clock.now.advanced(by: stream.ackTimeout), on: clock) {
+                case .item(.packet(let bytes)):
                     if bytes.starts(with: FPGACommands.ackPrefix) {
                         guard let n = Int(String(decoding: bytes.dropFirst(4), as: UTF8.self)), n <= image.count else {
                             throw .unexpectedReply(step: "the receiver", reply: String(decoding: bytes, as: UTF8.self))
@@ -70,7 +70,7 @@ extension FPGAUpdate {
                         throw .unexpectedReply(step: "the receiver", reply: String(decoding: bytes, as: UTF8.self))
                     }
                 // Anything else on the channel is not for this transfer.
-                case .other: continue
+                case .item(.overflow): continue
                 case .ended: throw .repl(.closed)
                 case .timedOut:
                     if Task.isCancelled { throw .cancelled }
@@ -103,37 +103,6 @@ extension FPGAUpdate {
             throw .repl(error)
         } catch {
             throw .repl(.closed)
-        }
-    }
-
-    private enum Next: Sendable {
-        case packet([UInt8])
-        case other
-        case ended
-        case timedOut
-    }
-
-    /// The next notification, unless the deadline comes first.
-    private static func nextPacket<C: Clock>(_ inbox: PacketInbox, clock: C, deadline: C.Instant) async -> Next {
-        await withTaskGroup(of: Next.self) { group in
-            group.addTask {
-                switch await inbox.next() {
-                case .packet(let bytes): return .packet(bytes)
-                case .overflow: return .other
-                case nil: return Task.isCancelled ? .timedOut : .ended
-                }
-            }
-            group.addTask {
-                try? await clock.sleep(until: deadline, tolerance: nil)
-                return .timedOut
-            }
-            var outcome = await group.next() ?? .timedOut
-            group.cancelAll()
-            // A packet that arrived as the timer fired is still taken.
-            for await other in group {
-                if case .packet = other { outcome = other }
-            }
-            return outcome
         }
     }
 }

@@ -148,18 +148,12 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
 
     // MARK: Reading
 
-    private enum Next: Sendable {
-        case item(Incoming)
-        case ended
-        case timedOut
-    }
-
     /// Feeds output into the buffer until `take` finds what it looks for (returned) or the
     /// deadline passes (nil). Lost bytes and the link's end throw.
     private func wait<T: Sendable>(until deadline: C.Instant, for take: (inout ReplBuffer) -> T?) async throws -> T? {
         while true {
             if let found = take(&buffer) { return found }
-            switch await next(until: deadline) {
+            switch await channel.incoming.next(until: deadline, on: clock) {
             case .item(.packet(let bytes)): buffer.append(bytes)
             case .item(.overflow):
                 buffer.clear()
@@ -176,7 +170,7 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
     private func drain(for duration: Duration) async throws {
         let deadline = clock.now.advanced(by: duration)
         while true {
-            switch await next(until: deadline) {
+            switch await channel.incoming.next(until: deadline, on: clock) {
             case .item: continue
             case .ended: throw ReplError.closed
             case .timedOut:
@@ -187,26 +181,4 @@ public actor RawRepl<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// The next packet, unless the deadline comes first. A packet that arrives as the timer fires
-    /// is still returned, never lost.
-    private func next(until deadline: C.Instant) async -> Next {
-        let inbox = channel.incoming
-        let clock = self.clock
-        return await withTaskGroup(of: Next.self) { group in
-            group.addTask {
-                if let item = await inbox.next() { return .item(item) }
-                return Task.isCancelled ? .timedOut : .ended
-            }
-            group.addTask {
-                try? await clock.sleep(until: deadline, tolerance: nil)
-                return .timedOut
-            }
-            var outcome = await group.next() ?? .timedOut
-            group.cancelAll()
-            for await other in group {
-                if case .item = other { outcome = other }
-            }
-            return outcome
-        }
-    }
 }

@@ -39,4 +39,21 @@ struct PacketInboxTests {
         inbox.push([43])
         #expect(await inbox.next() == .packet([43]))
     }
+
+    @Test("a reader with a deadline gets what comes before it, .timedOut at it, and .ended once the inbox ends")
+    func deadline() async {
+        let clock = ManualClock()
+        let inbox = PacketInbox()
+        inbox.push([1])
+        #expect(await inbox.next(until: clock.now.advanced(by: .seconds(1)), on: clock) == .item(.packet([1])))
+        async let late = inbox.next(until: clock.now.advanced(by: .seconds(1)), on: clock)
+        await clock.sleeping()
+        clock.advance(by: .seconds(1))
+        #expect(await late == .timedOut)
+        // Nothing was taken by the reader that timed out: the next packet is still there to read.
+        inbox.push([2])
+        #expect(await inbox.next(until: clock.now.advanced(by: .seconds(1)), on: clock) == .item(.packet([2])))
+        inbox.finish()
+        #expect(await inbox.next(until: clock.now.advanced(by: .seconds(1)), on: clock) == .ended)
+    }
 }
