@@ -46,20 +46,8 @@ struct BootloaderTests {
     func transferWithDrop() async throws {
         try await BLEWorld.with { ble in
             try await ble.withMonocle(Self.monocle, txPower: -45) { _ in
-                let bus = try await BusConnection.open(.address(ble.world.busAddress))
-                let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
-                let supervisor = LinkSupervisor(
-                    client: client, store: MemoryDeviceStore(),
-                    settings: LinkSettings(adapter: "hci0", scanTimeout: .seconds(5)), logger: Logger(label: "test"))
-                let vm = VirtualMonocle(bus: bus, index: Self.monocle)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await client.run() }
-                    group.addTask { await supervisor.run() }
-                    try await client.state.wait { $0.present }
-                    let events = await supervisor.events()
-                    _ = try await supervisor.pair(BLEWorld.adapterAddress(Self.monocle))
-                    for await event in events { if case .up = event { break } }
-
+                try await ble.withLinkLibrary(pairedWith: Self.monocle) { supervisor, events, _ in
+                    let vm = VirtualMonocle(bus: try await ble.world.connect(), index: Self.monocle)
                     await supervisor.suspend()
                     try await vm.call("EnterDFU")
                     let image = Self.image(size: 20_000, version: "v99.000.0001")
@@ -69,21 +57,26 @@ struct BootloaderTests {
 
                     // First try: the link drops once 9 KB of the image are in.
                     let halfway = OneShotEvent()
-                    group.addTask {
-                        await halfway.wait()
-                        _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", bootloader])
-                    }
-                    await #expect(throws: DFUError.linkLost) {
-                        try await supervisor.withBootloader(timeout: .seconds(30)) { link in
-                            let dfu = SecureDFU(
-                                control: try #require(link.channel(DFUChannel.control)),
-                                packet: try #require(link.channel(DFUChannel.packet)), clock: ContinuousClock())
-                            try await dfu.update(initPacket: initPacket, image: image) { progress in
-                                if progress.bytesDone > 9000 { halfway.fire() }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            await halfway.wait()
+                            guard !Task.isCancelled else { return }
+                            _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", bootloader])
+                        }
+                        await #expect(throws: DFUError.linkLost) {
+                            try await supervisor.withBootloader(timeout: .seconds(30)) { link in
+                                let dfu = SecureDFU(
+                                    control: try #require(link.channel(DFUChannel.control)),
+                                    packet: try #require(link.channel(DFUChannel.packet)), clock: ContinuousClock())
+                                try await dfu.update(initPacket: initPacket, image: image) { progress in
+                                    if progress.bytesDone > 9000 { halfway.fire() }
+                                }
                             }
                         }
+                        #expect(halfway.hasFired)
+                        group.cancelAll()
+                        try await group.waitForAll()  // the drop itself went through
                     }
-                    #expect(halfway.hasFired)
                     #expect(try await vm.call("Mode") == [.string("dfu")])
 
                     // Second try: resumed from what the bootloader reports; less than the whole image is sent.
@@ -98,12 +91,11 @@ struct BootloaderTests {
 
                     // The new image boots: the glasses come back as themselves.
                     await supervisor.resume()
-                    for await event in events { if case .up = event { break } }
+                    _ = try await events.nextLink()
                     #expect(try await vm.call("Mode") == [.string("app")])
                     #expect(try await vm.stats()["dfu_boots"] == 1)
-                    group.cancelAll()
+                    await vm.bus.close()
                 }
-                await bus.close()
             }
         }
     }
