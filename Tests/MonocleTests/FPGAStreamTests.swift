@@ -37,19 +37,11 @@ final class FakeFPGAData: ByteChannel {
 
 @Suite("FPGA update, windowed")
 struct FPGAStreamTests {
-    private func settings() -> ReplSettings {
-        var s = ReplSettings()
-        s.drain = .milliseconds(10)
-        s.bannerTimeout = .milliseconds(200)
-        s.commandTimeout = .milliseconds(300)
-        return s
-    }
-
     private func connect(_ flash: FakeFPGAFlash) async throws -> (RawRepl<ContinuousClock>, FakeREPLDevice) {
         let device = FakeREPLDevice { code in
             code.hasPrefix("import bluetooth") ? ("", "") : flash.execute(code)
         }
-        let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: settings())
+        let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: FakeFPGAFlash.replSettings)
         try await repl.enter()
         return (repl, device)
     }

@@ -9,6 +9,15 @@ import Testing
 /// The device side of the FPGA commands, in Swift: the flash as NOR (erase sets 0xFF, a write
 /// clears bits), the write count `_gf`, and the faults the tests ask for.
 final class FakeFPGAFlash: Sendable {
+    /// Short REPL timings: the fake answers at once.
+    static var replSettings: ReplSettings {
+        var s = ReplSettings()
+        s.drain = .milliseconds(10)
+        s.bannerTimeout = .milliseconds(200)
+        s.commandTimeout = .milliseconds(300)
+        return s
+    }
+
     struct State {
         var flash = [UInt8](repeating: 0x5A, count: 0x6D * 4096)  // not erased yet
         var count = 0
@@ -80,18 +89,10 @@ final class FakeFPGAFlash: Sendable {
 struct FPGAUpdateTests {
     static func image(_ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) } }
 
-    private func settings() -> ReplSettings {
-        var s = ReplSettings()
-        s.drain = .milliseconds(10)
-        s.bannerTimeout = .milliseconds(200)
-        s.commandTimeout = .milliseconds(300)
-        return s
-    }
-
     /// A REPL over a fake device that runs the FPGA commands.
     private func connect(_ flash: FakeFPGAFlash) async throws -> (RawRepl<ContinuousClock>, FakeREPLDevice) {
         let device = FakeREPLDevice { code in flash.execute(code) }
-        let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: settings())
+        let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: FakeFPGAFlash.replSettings)
         try await repl.enter()
         return (repl, device)
     }
@@ -222,7 +223,7 @@ struct FPGAUpdateTests {
             if code.hasPrefix("if _gf==") && code.contains("base64") { return ("7\r\n", "") }
             return flash.execute(code)
         }
-        let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: settings())
+        let repl = RawRepl(channel: device, clock: ContinuousClock(), settings: FakeFPGAFlash.replSettings)
         try await repl.enter()
         await #expect(throws: FPGAUpdateError.outOfStep(expected: 100, device: 7)) {
             try await FPGAUpdate.run(image: Self.image(100), repl: repl)
