@@ -250,6 +250,14 @@ public actor BusConnection {
         if r < 0 { throw BusError.system(r, "sending \(member)") }
     }
 
+    /// Queues `body` for the bus thread and returns at once, in order with posted signals: a
+    /// property set this way and a signal posted after it reach clients in that order.
+    public nonisolated func post(_ body: @escaping @Sendable (isolated BusConnection) -> Void) {
+        loop.execute { [self] in
+            assumeIsolated { connection in body(connection) }
+        }
+    }
+
     /// Queues a signal for the bus thread and returns at once, without waiting for it to be sent:
     /// a producer of many signals (an answer's deltas) does not pay two thread hops for each.
     /// The bus thread keeps order: signals posted before a method's reply is sent go out before

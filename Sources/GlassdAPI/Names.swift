@@ -8,6 +8,16 @@ public enum GlassdBus {
     public static let managerInterface = "org.glassd.Manager1"
 
     public static let deviceInterface = "org.glassd.Device1"
+    public static let jobInterface = "org.glassd.Job1"
+    public static let jobsPath = "/org/glassd/jobs"
+
+    public enum Job {
+        public static let status = "Status"
+        public static let percentage = "Percentage"
+        public static let error = "Error"
+        public static let finished = "Finished"
+        public static let cancel = "Cancel"
+    }
     public static let devicesPath = "/org/glassd/devices"
 
     /// The object path of the device with this address ("AA:BB:..." → ".../AA_BB_...").
@@ -24,6 +34,8 @@ public enum GlassdBus {
 
     public enum Method {
         public static let photo = "Photo"
+        public static let update = "Update"
+        public static let updateHistory = "UpdateHistory"
     }
 
     public enum Property {
@@ -69,6 +81,12 @@ public enum GlassdErrorName {
     public static let notPaired = "org.glassd.Error.NotPaired"
     public static let notConnected = "org.glassd.Error.NotConnected"
     public static let cancelled = "org.glassd.Error.Cancelled"
+    /// An update image is unreadable, malformed, or not the one pinned.
+    public static let invalidImage = "org.glassd.Error.InvalidImage"
+    /// The glasses' battery is too low for an update (force overrides).
+    public static let batteryLow = "org.glassd.Error.BatteryLow"
+    /// The job cannot be stopped in its current phase.
+    public static let notCancellable = "org.glassd.Error.NotCancellable"
 }
 
 /// A query's id: the caller's unique bus name and the serial of its Query call, so a client can

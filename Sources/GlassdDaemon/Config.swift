@@ -32,6 +32,13 @@ public struct Config: Sendable, Equatable {
     public var scanTimeout = 10
     /// The cap of the reconnect backoff, in seconds.
     public var reconnectMaxSeconds = 60
+    /// Where the wanted firmware and FPGA images and their manifest are; nil: `firmware` in the
+    /// state directory.
+    public var firmwareDirectory: String?
+    /// Apply firmware and FPGA updates when the glasses connect, not only on Update.
+    public var autoUpdate = false
+    /// Below this battery level (percent) an update is refused unless forced.
+    public var updateMinBattery = 20
 
     public init() {}
 
@@ -64,6 +71,7 @@ public struct Config: Sendable, Equatable {
         let transcription = try section(table, "transcription", file: file)
         let voice = try section(table, "voice", file: file)
         let photos = try section(table, "photos", file: file)
+        let update = try section(table, "update", file: file)
         let reader = Reader(file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.visionModel = try reader.string(assistant, "assistant", "vision_model")
@@ -87,6 +95,9 @@ public struct Config: Sendable, Equatable {
         config.scanTimeout = try reader.int(bluetooth, "bluetooth", "scan_timeout", in: 1...300) ?? config.scanTimeout
         config.reconnectMaxSeconds =
             try reader.int(bluetooth, "bluetooth", "reconnect_max_seconds", in: 1...3600) ?? config.reconnectMaxSeconds
+        config.firmwareDirectory = try reader.string(update, "update", "firmware_dir")
+        config.autoUpdate = try reader.bool(update, "update", "auto") ?? config.autoUpdate
+        config.updateMinBattery = try reader.int(update, "update", "min_battery", in: 0...100) ?? config.updateMinBattery
         return config
     }
 
@@ -112,6 +123,12 @@ public struct Config: Sendable, Equatable {
                 parsed.host != nil
             else { throw Error(description: "\(file): [\(section)] \(key) must be an http(s) URL, not \"\(url)\"") }
             return url
+        }
+
+        func bool(_ table: TOMLTable?, _ section: String, _ key: String) throws(Error) -> Bool? {
+            guard let value = table?[key] else { return nil }
+            guard let b = value.bool else { throw Error(description: "\(file): [\(section)] \(key) must be true or false") }
+            return b
         }
 
         func int(_ table: TOMLTable?, _ section: String, _ key: String, in range: ClosedRange<Int>) throws(Error) -> Int? {

@@ -71,7 +71,12 @@ public enum Daemon {
         let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
         let connection = try await BusConnection.open(options.bus)
         let signals = ManagerSignals(connection: connection, logger: logger)
-        let link = await linkInterface(config: config, database: database, connection: connection, logger: logger) {
+        let statuses = Watched(SessionStatus(state: .disconnected))
+        let updateMark = Watched(UpdateMark.none)
+        let link = await linkInterface(
+            config: config, database: database, connection: connection, statuses: statuses, updateMark: updateMark,
+            logger: logger
+        ) {
             session, supervisor in
             VoiceQueries(
                 session: session, assistant: assistant, transcriber: transcriber,
@@ -83,9 +88,25 @@ public enum Daemon {
                 visionModel: config.visionModel, device: { await supervisor.snapshot().paired?.description },
                 logger: logger)
         }
+        let updateHistory = SQLiteUpdateHistory(database: database)
+        let updates = link.map { link in
+            UpdateService(
+                connection: connection, session: link.session, supervisor: link.supervisor, statuses: statuses,
+                history: updateHistory,
+                policy: UpdatePolicy(
+                    firmwareDirectory: config.firmwareDirectory ?? stateDirectory + "/firmware", auto: config.autoUpdate,
+                    minBattery: UInt8(config.updateMinBattery)),
+                mark: updateMark, logger: logger)
+        }
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
-            mode: mode, backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link)
+            mode: mode, backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link,
+            updateMethods: updates?.methods ?? [
+                .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { _ in
+                    throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
+                },
+                UpdateService.historyMethod(updateHistory, logger: logger),
+            ])
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
@@ -105,6 +126,7 @@ public enum Daemon {
             SettingsService(mode: mode, store: settings, logger: logger),
         ]
         if let link { services.append(LinkService(bluez: link.bluez, supervisor: link.supervisor, interface: link)) }
+        if let updates { services.append(UpdatePolicyService(updates: updates)) }
         let group = ServiceGroup(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
@@ -114,7 +136,8 @@ public enum Daemon {
     /// The glasses link, over BlueZ on the system bus (its own connection and thread); nil when
     /// there is no system bus, and then the link methods answer NoAdapter.
     static func linkInterface(
-        config: Config, database: GlassdDatabase, connection: BusConnection, logger: Logger,
+        config: Config, database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
+        updateMark: Watched<UpdateMark>, logger: Logger,
         voice: (MonocleSession<ContinuousClock>, LinkSupervisor) -> VoiceQueries
     ) async -> LinkInterface? {
         let system: BusConnection
@@ -135,7 +158,7 @@ public enum Daemon {
         let session = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
         return LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session,
-            voice: voice(session, supervisor), logger: logger)
+            voice: voice(session, supervisor), statuses: statuses, updateMark: updateMark, logger: logger)
     }
 
     /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.

@@ -12,6 +12,7 @@ struct Shown {
     var devices: [BluetoothAddress: LinkSnapshot.Device] = [:]
     var lastSeen: [BluetoothAddress: UInt64] = [:]
     var session = SessionStatus(state: .disconnected)
+    var mark = UpdateMark.none
 }
 
 extension LinkInterface {
@@ -21,16 +22,26 @@ extension LinkInterface {
     /// A device's State: the session's while its link is up, else the link's own. Updates from
     /// the link and the session arrive separately: a session about an older link has not begun
     /// on this one yet.
-    static func state(_ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: UInt64) -> String {
+    static func state(
+        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: UInt64, mark: UpdateMark = .none
+    ) -> String {
+        // An update speaks for the paired glasses throughout, in their bootloader too.
+        if paired && mark == .updating { return SessionState.updating.rawValue }
         guard paired, device.state == .connected else { return device.state.rawValue }
         guard session.generation == link else { return SessionState.connecting.rawValue }
+        if session.state == .ready, case .required = mark { return updateRequired }
         return session.state.rawValue
     }
 
+    /// Device1.State of ready glasses that run other versions than the pinned ones.
+    static let updateRequired = "update-required"
+
     func publishLink(_ snapshot: LinkSnapshot, session: SessionStatus) async {
+        let mark = updateMark.current
         let state =
             snapshot.paired.flatMap { address in snapshot.devices.first { $0.address == address } }
-            .map { Self.state($0, paired: true, session: session, link: snapshot.generation) } ?? LinkState.unpaired.rawValue
+            .map { Self.state($0, paired: true, session: session, link: snapshot.generation, mark: mark) }
+            ?? LinkState.unpaired.rawValue
         do {
             let paired = snapshot.paired.map { DBusValue.objectPath(GlassdBus.devicePath(address: $0.description)) }
             try await connection.setProperty(
@@ -68,7 +79,8 @@ extension LinkInterface {
     func publish(_ device: LinkSnapshot.Device, paired: Bool, link: LinkSnapshot, shown: inout Shown) async {
         let path = GlassdBus.devicePath(address: device.address.description)
         let values = deviceValues(
-            device, paired: paired, session: shown.session, link: link, lastSeen: shown.lastSeen[device.address] ?? 0)
+            device, paired: paired, session: shown.session, link: link, mark: shown.mark,
+            lastSeen: shown.lastSeen[device.address] ?? 0)
         do {
             if shown.devices[device.address] == nil {
                 try await connection.export(deviceSpec(values, address: device.address), at: path, announce: true)
@@ -85,10 +97,13 @@ extension LinkInterface {
     }
 
     private func deviceValues(
-        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: LinkSnapshot, lastSeen: UInt64
+        _ device: LinkSnapshot.Device, paired: Bool, session: SessionStatus, link: LinkSnapshot, mark: UpdateMark,
+        lastSeen: UInt64
     ) -> [(String, DBusValue)] {
+        let state = Self.state(device, paired: paired, session: session, link: link.generation, mark: mark)
         // While the link is down its reason speaks (waiting, reconnecting); while up, the session's.
-        let reason = !paired ? "" : device.state == .connected ? session.reason : link.reason
+        var reason = !paired ? "" : device.state == .connected ? session.reason : link.reason
+        if state == Self.updateRequired, case .required(let why) = mark { reason = why }
         // What the session read stays shown while the paired device is away; others have none.
         let info = paired ? session.info : nil
         return [
@@ -96,7 +111,7 @@ extension LinkInterface {
             (GlassdBus.DeviceProperty.name, .string(device.name)),
             (GlassdBus.DeviceProperty.rssi, .int16(exported(device.rssi))),
             (GlassdBus.DeviceProperty.connected, .bool(device.connected)),
-            (GlassdBus.DeviceProperty.state, .string(Self.state(device, paired: paired, session: session, link: link.generation))),
+            (GlassdBus.DeviceProperty.state, .string(state)),
             (GlassdBus.DeviceProperty.stateReason, .string(reason)),
             (GlassdBus.DeviceProperty.reconnectCount, .uint32(device.reconnectCount)),
             (GlassdBus.DeviceProperty.lastSeen, .uint64(lastSeen)),
@@ -111,8 +126,11 @@ extension LinkInterface {
         InterfaceSpec(
             name: GlassdBus.deviceInterface,
             methods: [
-                .init(GlassdBus.DeviceMethod.display, input: [("text", "s")]) { [supervisor, session] call in
+                .init(GlassdBus.DeviceMethod.display, input: [("text", "s")]) { [supervisor, session, updateMark] call in
                     let text = call.arguments.first?.string ?? ""
+                    guard updateMark.current != .updating else {
+                        throw BusError(name: GlassdErrorName.busy, message: "The glasses are being updated.")
+                    }
                     guard text.utf8.count <= Self.maxDisplayBytes else {
                         throw BusError.invalidArgs("Display takes at most \(Self.maxDisplayBytes) bytes of text.")
                     }

@@ -15,13 +15,24 @@ struct LinkInterface {
     let bluez: BlueZClient
     let session: MonocleSession<ContinuousClock>
     let voice: VoiceQueries
+    /// The session's status for the update's waits (set here, where the session's events are read).
+    let statuses: Watched<SessionStatus>
+    /// What an update adds to the paired device's State; `.updating` makes Pair and Unpair busy.
+    let updateMark: Watched<UpdateMark>
     let logger: Logger
+
+    private func refuseWhileUpdating() throws(BusError) {
+        guard updateMark.current != .updating else {
+            throw BusError(name: GlassdErrorName.busy, message: "The glasses are being updated.")
+        }
+    }
 
     /// Members added to org.glassd.Manager1.
     var methods: [InterfaceSpec.Method] {
         [
             .init("Pair", input: [("address", "s")], output: [("device", "o")]) { call in
                 let address = call.arguments.first?.string ?? ""
+                try refuseWhileUpdating()
                 do throws(LinkError) {
                     let paired = try await supervisor.pair(address)
                     return [.objectPath(GlassdBus.devicePath(address: paired.description))]
@@ -30,6 +41,7 @@ struct LinkInterface {
                 }
             },
             .init("Unpair") { _ in
+                try refuseWhileUpdating()
                 do throws(LinkError) {
                     try await supervisor.unpair()
                     return []
@@ -66,6 +78,8 @@ struct LinkInterface {
         case bluez
         /// The session on the link changed: shown in order, every state.
         case session(SessionStatus)
+        /// An update began or ended, or the pinned images differ from the glasses'.
+        case mark(UpdateMark)
     }
 
     /// Mirrors the supervisor, the session and BlueZ into properties and device objects until
@@ -77,6 +91,7 @@ struct LinkInterface {
         await withDiscardingTaskGroup { group in
             group.addTask { for await snapshot in supervisor.changeStream { sink.yield(.link(snapshot)) } }
             group.addTask { for await _ in bluezChanges { sink.yield(.bluez) } }
+            group.addTask { for await mark in updateMark.values() { sink.yield(.mark(mark)) } }
             group.addTask {
                 await session.run(links: links) { reason in await supervisor.dropLink(reason: reason) }
             }
@@ -86,6 +101,7 @@ struct LinkInterface {
                 for await event in session.events {
                     switch event {
                     case .status(let status):
+                        statuses.set(status)
                         sink.yield(.session(status))
                         voiceSink.yield(.status(status))
                     case .device(let message): voiceSink.yield(.device(message))
@@ -110,6 +126,12 @@ struct LinkInterface {
                         await publish(device, paired: true, link: link, shown: &shown)
                     }
                     await publishLink(link, session: status)
+                case .mark(let mark):
+                    shown.mark = mark
+                    if let address = link.paired, let device = shown.devices[address] {
+                        await publish(device, paired: true, link: link, shown: &shown)
+                    }
+                    await publishLink(link, session: shown.session)
                 case .bluez:
                     // The link's own fields only change through .link, so they never go back in time here.
                     var snapshot = await supervisor.snapshot()

@@ -21,6 +21,8 @@ struct ManagerInterface {
     let logger: Logger
     /// The glasses link's members (Pair, Unpair, Scan, PairedDevice, State).
     let link: LinkInterface?
+    /// Update and UpdateHistory.
+    let updateMethods: [InterfaceSpec.Method]
 
     var spec: InterfaceSpec {
         InterfaceSpec(
@@ -28,7 +30,7 @@ struct ManagerInterface {
             methods: [
                 .init("Query", input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
                 .init(GlassdBus.Method.photo, input: [("query_id", "s")], output: [("fd", "h")]) { try await photo($0) },
-            ] + historyMethods + (link?.methods ?? unavailableLinkMethods),
+            ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods,
             properties: [
                 .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
                 .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, logger] value in

@@ -91,4 +91,7 @@ public enum DeviceCommands {
 
     /// Resumes the scripts' main loop without a reboot (their globals survive the Ctrl-C).
     public static let resume = "run()"
+
+    /// Resets into the Nordic bootloader (the firmware's own update module, monocle-protocol.md §4).
+    public static let enterBootloader = "import update\nupdate.micropython()"
 }

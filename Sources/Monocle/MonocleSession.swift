@@ -44,6 +44,14 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private let displayGate = AsyncGate()
     /// The answer on its way to the glasses: one at a time, and a cancel tap stops it.
     private var answer: AnswerStream?
+    /// The current link's channels, from its start until it ends (lent out by `maintain`).
+    var channels: (serial: any ByteChannel, data: any ByteChannel)?
+    /// While the link is lent out: where the readers put what the glasses send.
+    var diversion: (serial: PacketInbox, data: PacketInbox?)?
+    /// Each `rdy:` of the scripts.
+    let readyPulse = Pulse()
+    /// Drops the current link so the supervisor connects afresh (set by `run`).
+    var restartLink: (@Sendable (String) async -> Void)?
     private let sink: AsyncStream<SessionEvent>.Continuation
     /// Every status change (none coalesced) and device message, in order.
     public nonisolated let events: AsyncStream<SessionEvent>
@@ -58,7 +66,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
 
     public var current: SessionStatus { status }
 
-    private func set(_ state: SessionState, reason: String? = nil, for generation: UInt64) {
+    func set(_ state: SessionState, reason: String? = nil, for generation: UInt64) {
         guard generation == self.generation else { return }
         var next = status
         next.state = state
@@ -80,6 +88,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     /// Serves each link that comes up until it goes down; `restart` drops the link after the
     /// session gave up, so the supervisor tries again on its backoff.
     public func run(links: AsyncStream<LinkEvent>, restart: @escaping @Sendable (String) async -> Void) async {
+        restartLink = restart
         await withDiscardingTaskGroup { group in
             var running: (generation: UInt64, stop: OneShotEvent)?
             for await event in links {
@@ -117,6 +126,8 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private func end(_ generation: UInt64) {
         guard generation == self.generation else { return }
         dataLink = nil
+        channels = nil
+        endDiversion()
         if status.state != .error { set(.disconnected, for: generation) }
     }
 
@@ -128,6 +139,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         }
         let repl = RawRepl(channel: serial, clock: clock, settings: settings.repl)
         let dataLink = DataLink(channel: data, clock: clock)
+        channels = (serial, data)
         let started = OneShotEvent()
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -209,10 +221,16 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     }
 
     /// While the scripts run, the REPL says nothing; its banner means they stopped (crashed).
+    /// While the link is lent out, what comes goes to the borrower.
     private func watchSerial(_ serial: any ByteChannel) async throws {
         var buffer = ReplBuffer(limit: 4096)
         for await incoming in serial.incoming {
             guard case .packet(let bytes) = incoming else { continue }
+            if let diversion {
+                diversion.serial.push(bytes)
+                buffer.clear()
+                continue
+            }
             buffer.append(bytes)
             logger.debug("device output", metadata: ["text": "\(String(decoding: bytes, as: UTF8.self))"])
             if buffer.takeBanner() { throw ReplError.unexpectedReply("the scripts stopped") }
@@ -225,6 +243,10 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         for await incoming in data.incoming {
             guard case .packet(let frame) = incoming else {
                 logger.notice("data channel messages were lost (the reader fell behind)")
+                continue
+            }
+            if let lent = diversion?.data {
+                lent.push(frame)
                 continue
             }
             let message: DataMessage
@@ -245,6 +267,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         case .ready:
             await link.reset()
             started.fire()
+            readyPulse.pulse()
             if status.state == .busy { set(.ready, for: generation) }
         case .battery(let level):
             if var info = status.info, generation == self.generation {

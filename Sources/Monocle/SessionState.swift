@@ -15,6 +15,8 @@ public enum SessionState: String, Sendable, CaseIterable {
     case ready
     /// Capturing or answering.
     case busy
+    /// The link is lent out for an update: the scripts are stopped.
+    case updating
     /// The session gave up; the reason says why, and the link is retried.
     case error
 }

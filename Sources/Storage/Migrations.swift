@@ -88,6 +88,23 @@ enum Migrations {
                     CREATE INDEX photos_by_time ON photos(created_at);
                     """)
         }
+        migrator.registerMigration("v6") { db in
+            // One row per update job; result NULL while it runs (or when glassd stopped mid-way).
+            try db.execute(
+                sql: """
+                    CREATE TABLE updates (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        device TEXT NOT NULL,
+                        started_at INTEGER NOT NULL,
+                        finished_at INTEGER,
+                        from_versions TEXT NOT NULL,
+                        to_versions TEXT NOT NULL,
+                        result TEXT,
+                        error TEXT NOT NULL DEFAULT ''
+                    );
+                    CREATE INDEX updates_by_time ON updates(started_at, id);
+                    """)
+        }
         return migrator
     }
 }

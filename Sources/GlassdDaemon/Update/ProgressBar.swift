@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// One bar across an update's phases: each planned phase owns a share of 0...100 by its weight
+/// (roughly its time), and the bar never goes back (a resumed transfer restarts its count).
+struct ProgressBar: Sendable, Equatable {
+    private(set) var phases: [(phase: UpdatePhase, weight: Double)]
+    private(set) var percentage: UInt32 = 0
+
+    init(_ phases: [(UpdatePhase, Double)]) {
+        self.phases = phases.map { (phase: $0.0, weight: max(0, $0.1)) }
+    }
+
+    static func == (a: ProgressBar, b: ProgressBar) -> Bool {
+        a.percentage == b.percentage && a.phases.map(\.phase) == b.phases.map(\.phase)
+            && a.phases.map(\.weight) == b.phases.map(\.weight)
+    }
+
+    /// The bar for a plan: weights from the bytes each step moves (a firmware byte over the DFU
+    /// link costs about as much as an FPGA byte; erasing and restarting cost a few seconds).
+    static func plan(firmwareBytes: Int?, fpgaBytes: Int?) -> ProgressBar {
+        var phases: [(UpdatePhase, Double)] = [(.checking, 1)]
+        if let bytes = firmwareBytes {
+            phases += [(.enteringDFU, 3), (.flashingFirmware, max(1, Double(bytes) / 4096)), (.restarting, 3)]
+        }
+        if let bytes = fpgaBytes {
+            let kib = max(1, Double(bytes) / 4096)
+            phases += [(.erasingFPGA, 5), (.writingFPGA, kib), (.verifying, kib / 10), (.restarting, 3)]
+        }
+        phases.append((.uploadingScripts, 2))
+        return ProgressBar(phases)
+    }
+
+    /// Moves to `fraction` (0...1) of the first planned `phase` at or after the current point,
+    /// and returns the percentage (never less than before).
+    @discardableResult
+    mutating func advance(_ phase: UpdatePhase, _ fraction: Double) -> UInt32 {
+        if phase == .done {
+            percentage = 100
+            return percentage
+        }
+        let total = phases.reduce(0) { $0 + $1.weight }
+        guard total > 0 else { return percentage }
+        // Phases repeat (restarting after the firmware and after the FPGA): take the one whose
+        // span holds or follows what is shown now.
+        var start = 0.0
+        var candidate: Double?
+        for (p, weight) in phases {
+            if p == phase {
+                let value = (start + weight * min(1, max(0, fraction))) / total * 100
+                if candidate == nil || (start + weight) / total * 100 >= Double(percentage) {
+                    candidate = value
+                    if (start + weight) / total * 100 >= Double(percentage) { break }
+                }
+            }
+            start += weight
+        }
+        if let candidate { percentage = max(percentage, min(99, UInt32(candidate.rounded(.down)))) }
+        return percentage
+    }
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Crypto
+import DBusKit
+import Firmware
+import Foundation
+import GlassdAPI
+import Monocle
+import TOMLKit
+
+/// Why an update was refused before the glasses were touched: a D-Bus error name and a sentence.
+struct UpdateRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    var name: String
+    var message: String
+    var description: String { message }
+
+    static func image(_ message: String) -> UpdateRefusal { UpdateRefusal(name: GlassdErrorName.invalidImage, message: message) }
+    static func arguments(_ message: String) -> UpdateRefusal { UpdateRefusal(name: GlassdErrorName.invalidArgs, message: message) }
+    var busError: BusError { BusError(name: name, message: message) }
+}
+
+/// The images an update installs, read whole and checked before anything is sent.
+struct UpdateImages: Sendable {
+    struct FirmwareImage: Sendable {
+        var package: DFUPackage
+        /// The version it brings, when pinned in the manifest.
+        var version: String?
+    }
+
+    struct FPGAImage: Sendable {
+        var bytes: [UInt8]
+        var version: String?
+        var sha256: String
+    }
+
+    var firmware: FirmwareImage?
+    var fpga: FPGAImage?
+
+    /// A file given as a path, or the contents of one passed as a descriptor.
+    enum Source: Sendable {
+        case path(String)
+        case contents([UInt8])
+    }
+
+    /// The images of Update's options (`firmware`, `fpga`: s path or h descriptor), or without
+    /// either, those the manifest in `directory` pins.
+    static func load(firmware: Source?, fpga: Source?, directory: String) throws(UpdateRefusal) -> UpdateImages {
+        if firmware == nil && fpga == nil { return try fromManifest(in: directory) }
+        var images = UpdateImages()
+        if let firmware { images.firmware = FirmwareImage(package: try package(try read(firmware, "firmware"), pinned: nil)) }
+        if let fpga { images.fpga = try fpgaImage(try read(fpga, "fpga"), version: nil, pinned: nil) }
+        return images
+    }
+
+    static func fromManifest(in directory: String) throws(UpdateRefusal) -> UpdateImages {
+        let path = directory + "/" + FirmwareManifest.fileName
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw UpdateRefusal(
+                name: GlassdErrorName.notFound,
+                message: "No update images: put them and a \(FirmwareManifest.fileName) in \(directory), or pass the files.")
+        }
+        let manifest = try FirmwareManifest.parse(try read(.path(path), "the manifest"), file: path)
+        var images = UpdateImages()
+        if let entry = manifest.firmware {
+            let bytes = try read(.path(directory + "/" + entry.file), "firmware")
+            images.firmware = FirmwareImage(package: try package(bytes, pinned: entry.sha256), version: entry.version)
+        }
+        if let entry = manifest.fpga {
+            let bytes = try read(.path(directory + "/" + entry.file), "fpga")
+            images.fpga = try fpgaImage(bytes, version: entry.version, pinned: entry.sha256)
+        }
+        return images
+    }
+
+    private static func package(_ bytes: [UInt8], pinned: String?) throws(UpdateRefusal) -> DFUPackage {
+        do {
+            return try DFUPackage(bytes: bytes, pinnedSHA256: pinned)
+        } catch {
+            throw .image("The firmware package is not usable: \(error).")
+        }
+    }
+
+    static func fpgaImage(_ bytes: [UInt8], version: String?, pinned: String?) throws(UpdateRefusal) -> FPGAImage {
+        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        if let pinned, pinned.lowercased() != digest {
+            throw .image("The FPGA image's SHA-256 is \(digest), not the pinned \(pinned.lowercased()).")
+        }
+        guard !bytes.isEmpty else { throw .image("The FPGA image is empty.") }
+        guard bytes.count <= FPGACommands.doneOffset else {
+            throw .image("The FPGA image has \(bytes.count) bytes; the Monocle holds at most \(FPGACommands.doneOffset).")
+        }
+        return FPGAImage(bytes: bytes, version: version, sha256: digest)
+    }
+
+    /// Largest file read: a DFU package or an FPGA image is well under this.
+    static let maxFileBytes = 4 << 20
+
+    static func read(_ source: Source, _ what: String) throws(UpdateRefusal) -> [UInt8] {
+        switch source {
+        case .contents(let bytes):
+            return bytes
+        case .path(let path):
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw .image("Cannot read \(what) \(path): \(String(cString: strerror(errno))).") }
+            defer { close(fd) }
+            return try read(fd, what)
+        }
+    }
+
+    /// A regular file's bytes (a pipe is refused: it could keep the call waiting for ever). The
+    /// caller closes `fd`.
+    static func read(_ fd: Int32, _ what: String) throws(UpdateRefusal) -> [UInt8] {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw .arguments("The \(what) must be a regular file.")
+        }
+        guard info.st_size <= maxFileBytes else { throw .image("The \(what) file is too large (\(info.st_size) bytes).") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw .image("Cannot read \(what): \(n < 0 ? String(cString: strerror(errno)) : "it shrank").") }
+            done += n
+        }
+        return bytes
+    }
+}
+
+/// manifest.toml in the firmware directory: the wanted version of each image, its file (in
+/// the same directory) and SHA-256, as a user or a package drops them there.
+///
+///     [firmware]
+///     file = "monocle-firmware-v23.248.0754.zip"
+///     version = "v23.248.0754"
+///     sha256 = "…"
+///     [fpga]
+///     file = "monocle-fpga-v23.230.0808.bin"
+///     version = "v23.230.0808"
+///     sha256 = "…"
+struct FirmwareManifest: Sendable, Equatable {
+    static let fileName = "manifest.toml"
+
+    struct Entry: Sendable, Equatable {
+        var file: String
+        var version: String
+        var sha256: String
+    }
+
+    var firmware: Entry?
+    var fpga: Entry?
+
+    static func parse(_ bytes: [UInt8], file: String) throws(UpdateRefusal) -> FirmwareManifest {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: String(decoding: bytes, as: UTF8.self))
+        } catch {
+            throw .image("\(file) is not valid TOML: \(error).")
+        }
+        func entry(_ name: String) throws(UpdateRefusal) -> Entry? {
+            guard let value = table[name] else { return nil }
+            guard let section = value.table, let path = section["file"]?.string, let version = section["version"]?.string,
+                let sha = section["sha256"]?.string
+            else { throw .image("\(file): [\(name)] needs file, version and sha256 strings.") }
+            guard !path.contains("/"), !path.hasPrefix(".") else {
+                throw .image("\(file): [\(name)] file must be a name in the same directory.")
+            }
+            guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else { throw .image("\(file): [\(name)] sha256 must be 64 hex digits.") }
+            return Entry(file: path, version: version, sha256: sha.lowercased())
+        }
+        let manifest = FirmwareManifest(firmware: try entry("firmware"), fpga: try entry("fpga"))
+        guard manifest.firmware != nil || manifest.fpga != nil else { throw .image("\(file) names no image.") }
+        return manifest
+    }
+}

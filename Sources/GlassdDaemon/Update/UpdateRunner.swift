@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Bluetooth
+import Firmware
+import GlassdCore
+import Logging
+import Monocle
+
+/// Timing of an update.
+struct UpdateSettings: Sendable {
+    /// The bootloader gives up after about 3 minutes; waiting for it as long covers a slow reset.
+    var bootloaderTimeout: Duration = .seconds(180)
+    /// From a reset to the glasses ready again (reconnect, handshake, scripts uploaded).
+    var restartTimeout: Duration = .seconds(180)
+    /// Tries of one transfer: after a drop it resumes (firmware) or starts again (FPGA).
+    var attempts = 5
+    var dfu = DFUSettings()
+    var fpga = FPGAUpdateSettings()
+    var fpgaStream = FPGAStreamSettings()
+}
+
+/// Runs a planned update on the paired glasses: firmware over the bootloader (resumed after a
+/// drop from what the bootloader holds), then the FPGA image (windowed, the REPL method as the
+/// fallback, started again after a drop; the old image boots until the new one is verified),
+/// then the glasses back as themselves with their scripts, their versions read again.
+struct UpdateRunner: Sendable {
+    let session: MonocleSession<ContinuousClock>
+    let supervisor: LinkSupervisor
+    let statuses: Watched<SessionStatus>
+    let settings: UpdateSettings
+    let job: UpdateJob
+    let logger: Logger
+
+    /// The glasses' versions at the end. `inBootloader`: the glasses were found in their
+    /// bootloader (an update cut short), so the firmware is sent without entering it.
+    func run(_ images: UpdateImages, plan: UpdatePlan, inBootloader: Bool = false) async throws -> DeviceInfo? {
+        var info = statuses.current.info
+        if plan.firmware, let firmware = images.firmware {
+            info = try await flash(firmware, inBootloader: inBootloader)
+            if let wanted = firmware.version, info?.firmwareVersion != wanted {
+                throw UpdateFailure("The glasses report firmware \(info?.firmwareVersion ?? "unknown") after the update, not \(wanted).")
+            }
+        }
+        if plan.fpga, let fpga = images.fpga {
+            info = try await writeFPGA(fpga)
+            if let wanted = fpga.version, info?.fpgaVersion != wanted {
+                throw UpdateFailure("The FPGA reports \(info?.fpgaVersion ?? "unknown") after the update, not \(wanted).")
+            }
+        }
+        return info
+    }
+
+    // MARK: Firmware
+
+    private func flash(_ firmware: UpdateImages.FirmwareImage, inBootloader: Bool) async throws -> DeviceInfo? {
+        try job.enter(.enteringDFU)
+        let before = statuses.current.generation
+        if !inBootloader { try await session.enterBootloader() }
+        // The application is gone until the bootloader boots the new image: stop chasing it.
+        await supervisor.suspend()
+        do {
+            try await retrying("the firmware transfer", retryable: Self.transferMayResume) {
+                try await supervisor.withBootloader(timeout: settings.bootloaderTimeout) { [job, settings] link in
+                    guard let control = link.channel(DFUChannel.control), let packet = link.channel(DFUChannel.packet) else {
+                        throw UpdateFailure("The bootloader has no DFU control point.")
+                    }
+                    try job.enter(.flashingFirmware)
+                    let dfu = SecureDFU(control: control, packet: packet, clock: ContinuousClock(), settings: settings.dfu)
+                    try await dfu.update(firmware.package) { progress in
+                        job.progress(.flashingFirmware, Double(progress.bytesDone) / Double(max(1, progress.totalBytes)))
+                    }
+                }
+            }
+        } catch {
+            await supervisor.resume()
+            throw error
+        }
+        await supervisor.resume()
+        try job.enter(.restarting)
+        return try await backAsThemselves(after: before)
+    }
+
+    /// A dropped link, a silent bootloader or one not found yet: the next try resumes.
+    static func transferMayResume(_ error: any Error) -> Bool {
+        switch error {
+        case DFUError.linkLost, DFUError.timeout, DFUError.lostNotifications: true
+        case is LinkError, is ChannelError: true
+        default: false
+        }
+    }
+
+    // MARK: FPGA
+
+    private func writeFPGA(_ image: UpdateImages.FPGAImage) async throws -> DeviceInfo? {
+        var windowed = true
+        var before: UInt64 = 0
+        try await retrying("the FPGA update", retryable: { error in
+            // A failure of the fast path that is not the link's: the REPL method next time.
+            if case FPGAUpdateError.repl(.closed) = error {} else { windowed = false }
+            return Self.fpgaMayRetry(error)
+        }) {
+            _ = try await ready()
+            try job.enter(.erasingFPGA)
+            before = statuses.current.generation
+            let method = windowed
+            _ = try await session.maintain { [job, settings, logger] lent in
+                let progress: @Sendable (FPGAProgress) -> Void = { p in
+                    let phase: UpdatePhase =
+                        switch p.phase {
+                        case .erasing: .erasingFPGA
+                        case .writing: .writingFPGA
+                        case .verifying: .verifying
+                        }
+                    job.progress(phase, Double(p.bytes) / Double(max(1, p.total)))
+                }
+                let report =
+                    method
+                    ? try await FPGAUpdate.runWindowed(
+                        image: image.bytes, repl: lent.repl, data: lent.data, clock: ContinuousClock(),
+                        settings: settings.fpga, stream: settings.fpgaStream, progress: progress)
+                    : try await FPGAUpdate.run(image: image.bytes, repl: lent.repl, settings: settings.fpga, progress: progress)
+                logger.info(
+                    "FPGA image written and verified",
+                    metadata: [
+                        "bytes": "\(report.imageBytes)", "round_trips": "\(report.roundTrips)", "resends": "\(report.resends)",
+                        "windowed": "\(method)",
+                    ])
+                return ((), .reset)
+            }
+        }
+        try job.enter(.restarting)
+        return try await backAsThemselves(after: before)
+    }
+
+    static func fpgaMayRetry(_ error: any Error) -> Bool {
+        switch error {
+        case FPGAUpdateError.emptyImage, FPGAUpdateError.imageTooLarge, FPGAUpdateError.cancelled: false
+        case is FPGAUpdateError, is ReplError, is ChannelError, SessionError.busy, SessionError.notConnected: true
+        default: false
+        }
+    }
+
+    // MARK: Waiting for the glasses
+
+    /// The glasses ready on a link newer than `generation`, their scripts uploaded on the way
+    /// (the session does that on every link; shown as uploading-scripts).
+    private func backAsThemselves(after generation: UInt64) async throws -> DeviceInfo? {
+        let clock = ContinuousClock()
+        let back = try await statuses.wait(timeout: settings.restartTimeout, clock: clock) {
+            $0.generation > generation && ($0.state == .uploading || $0.state == .ready)
+        }
+        guard let back else { throw UpdateFailure("The glasses did not come back after the update.") }
+        if back.state == .uploading { try job.enter(.uploadingScripts) }
+        return try await ready().info
+    }
+
+    /// The glasses ready for the next step (after a drop the supervisor brings them back).
+    private func ready() async throws -> SessionStatus {
+        guard
+            let status = try await statuses.wait(timeout: settings.restartTimeout, clock: ContinuousClock(), until: { $0.state == .ready })
+        else { throw UpdateFailure("The glasses are not ready (\(statuses.current.state.rawValue)).") }
+        return status
+    }
+
+    /// Runs `body` up to `settings.attempts` times while its failures are `retryable`.
+    private func retrying(
+        _ what: String, retryable: (any Error) -> Bool, _ body: () async throws -> Void
+    ) async throws {
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch {
+                guard !Task.isCancelled, !(error is CancellationError), attempt < settings.attempts, retryable(error) else { throw error }
+                logger.notice("\(what) was interrupted; trying again", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                attempt += 1
+            }
+        }
+    }
+}
+
+/// An update step that failed for a reason said in a sentence.
+struct UpdateFailure: Error, Sendable, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

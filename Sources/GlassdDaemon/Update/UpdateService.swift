@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Bluetooth
+import DBusKit
+import Firmware
+import Foundation
+import GlassdAPI
+import GlassdCore
+import Logging
+import Monocle
+import Storage
+import Synchronization
+
+/// What an update adds to the paired device's State.
+enum UpdateMark: Sendable, Equatable {
+    case none
+    /// The glasses run other versions than the pinned ones: the reason.
+    case required(String)
+    case updating
+}
+
+/// What decides updates (from the config).
+struct UpdatePolicy: Sendable {
+    var firmwareDirectory: String
+    /// Apply pinned images when the glasses connect, not only on Update.
+    var auto: Bool
+    var minBattery: UInt8
+}
+
+/// Updates of the paired glasses, one job at a time: Manager1.Update and UpdateHistory, the
+/// update mark on the device's State, and the automatic policy.
+final class UpdateService: Sendable {
+    let connection: BusConnection
+    let session: MonocleSession<ContinuousClock>
+    let supervisor: LinkSupervisor
+    let statuses: Watched<SessionStatus>
+    let history: SQLiteUpdateHistory
+    let policy: UpdatePolicy
+    let settings: UpdateSettings
+    let logger: Logger
+    /// Shared with the link interface, which shows it on the device's State.
+    let mark: Watched<UpdateMark>
+
+    private struct Jobs {
+        var next: UInt32 = 1
+        var running: UpdateJob?
+        /// Ended jobs stay on the bus for late readers, the newest few.
+        var ended: [UpdateJob] = []
+    }
+
+    private let jobs = Mutex(Jobs())
+    static let endedJobsKept = 8
+
+    init(
+        connection: BusConnection, session: MonocleSession<ContinuousClock>, supervisor: LinkSupervisor,
+        statuses: Watched<SessionStatus>, history: SQLiteUpdateHistory, policy: UpdatePolicy,
+        settings: UpdateSettings = UpdateSettings(), mark: Watched<UpdateMark>, logger: Logger
+    ) {
+        self.mark = mark
+        self.connection = connection
+        self.session = session
+        self.supervisor = supervisor
+        self.statuses = statuses
+        self.history = history
+        self.policy = policy
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// True while an update runs: Pair, Unpair and Display answer Busy.
+    var isBusy: Bool { jobs.withLock { $0.running != nil } }
+
+    var methods: [InterfaceSpec.Method] {
+        [
+            .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { [self] call in
+                [.objectPath(try await update(call))]
+            },
+            Self.historyMethod(history, logger: logger),
+        ]
+    }
+
+    // MARK: Update
+
+    private func update(_ call: MethodCall) async throws -> String {
+        let options = try UpdateOptions(call.arguments.first)
+        guard !isBusy else { throw BusError(name: GlassdErrorName.busy, message: "An update is already running.") }
+        guard await supervisor.snapshot().paired != nil else {
+            throw BusError(name: GlassdErrorName.notPaired, message: "No glasses are paired.")
+        }
+        let images: UpdateImages
+        do {
+            images = try UpdateImages.load(firmware: options.firmware, fpga: options.fpga, directory: policy.firmwareDirectory)
+        } catch {
+            logger.notice("update refused: \(error.message)")
+            throw error.busError
+        }
+        let status = statuses.current
+        guard status.state == .ready else {
+            throw BusError(
+                name: status.state == .busy ? GlassdErrorName.busy : GlassdErrorName.notConnected,
+                message: "The glasses must be connected and idle for an update (they are \(status.state.rawValue)).")
+        }
+        if !options.force, let battery = status.info?.battery, battery < policy.minBattery {
+            throw BusError(
+                name: GlassdErrorName.batteryLow,
+                message: "The glasses' battery is at \(battery) %, below \(policy.minBattery) %: charge them first, or force.")
+        }
+        let plan = UpdatePlan.make(images, device: status.info, force: options.force)
+        return try await start(images, plan: plan).path
+    }
+
+    /// Puts a job on the bus and runs it.
+    private func start(_ images: UpdateImages, plan: UpdatePlan) async throws -> UpdateJob {
+        let bar = ProgressBar.plan(
+            firmwareBytes: plan.firmware ? images.firmware?.package.image.count : nil,
+            fpgaBytes: plan.fpga ? images.fpga?.bytes.count : nil)
+        let job = try jobs.withLock { j throws(BusError) -> UpdateJob in
+            guard j.running == nil else { throw BusError(name: GlassdErrorName.busy, message: "An update is already running.") }
+            let job = UpdateJob(number: j.next, bar: bar, connection: connection)
+            j.next += 1
+            j.running = job
+            return job
+        }
+        mark.set(.updating)
+        do {
+            try await connection.export(job.spec, at: job.path, announce: true)
+        } catch {
+            jobs.withLock { $0.running = nil }
+            mark.set(.none)
+            throw error
+        }
+        let task = Task { await execute(job, images, plan) }
+        job.onCancel { task.cancel() }
+        logger.info("update started", metadata: ["job": "\(job.path)", "firmware": "\(plan.firmware)", "fpga": "\(plan.fpga)"])
+        return job
+    }
+
+    private func execute(_ job: UpdateJob, _ images: UpdateImages, _ plan: UpdatePlan) async {
+        let device = await supervisor.snapshot().paired?.description ?? ""
+        let before = statuses.current.info
+        let record = try? await history.start(
+            device: device, from: UpdatePlan.versions(before), to: wanted(images, plan, before), at: unixMS())
+        let runner = UpdateRunner(
+            session: session, supervisor: supervisor, statuses: statuses, settings: settings, job: job, logger: logger)
+        var after = before
+        let result: UpdatePhase
+        let message: String
+        do {
+            try job.enter(.checking)
+            if plan.isEmpty {
+                result = .done
+                message = "Already current (\(UpdatePlan.versions(before)))."
+            } else {
+                after = try await runner.run(images, plan: plan)
+                try job.enter(.uploadingScripts)
+                result = .done
+                message = "Updated: \(UpdatePlan.versions(after))."
+            }
+        } catch let error where error is CancellationError || error as? FPGAUpdateError == .cancelled || Task.isCancelled {
+            result = .cancelled
+            message = "Cancelled; the glasses keep the images they had."
+        } catch {
+            result = .failed
+            message = MonocleSessionSentence.of(error)
+        }
+        if let record {
+            try? await history.finish(
+                id: record, result: result == .done ? .done : result == .cancelled ? .cancelled : .failed,
+                to: UpdatePlan.versions(after ?? statuses.current.info), error: result == .done ? "" : message, at: unixMS())
+        }
+        logger.log(
+            level: result == .done ? .info : .notice, "update \(result.rawValue)", metadata: ["job": "\(job.path)", "message": "\(message)"])
+        let unexport = jobs.withLock { j -> UpdateJob? in
+            j.running = nil
+            j.ended.append(job)
+            return j.ended.count > Self.endedJobsKept ? j.ended.removeFirst() : nil
+        }
+        if let unexport { await connection.unexport(interface: GlassdBus.jobInterface, at: unexport.path, announce: true) }
+        mark.set(requiredMark(statuses.current.info))
+        job.finish(result, message: message)
+    }
+
+    /// The versions the plan brings, as far as they are known before.
+    private func wanted(_ images: UpdateImages, _ plan: UpdatePlan, _ before: DeviceInfo?) -> String {
+        var info = before ?? DeviceInfo(firmwareVersion: "", fpgaVersion: "", battery: nil, runningScripts: nil, storedScripts: nil)
+        if plan.firmware { info.firmwareVersion = images.firmware?.version ?? "new" }
+        if plan.fpga { info.fpgaVersion = images.fpga?.version ?? "new" }
+        return UpdatePlan.versions(info)
+    }
+
+    // MARK: History
+
+    /// UpdateHistory(limit): also without Bluetooth (what was recorded before).
+    static func historyMethod(_ history: SQLiteUpdateHistory, logger: Logger) -> InterfaceSpec.Method {
+        .init(GlassdBus.Method.updateHistory, input: [("limit", "u")], output: [("updates", "a(tssssb)")]) { call in
+            try await updateHistory(call, history, logger)
+        }
+    }
+
+    private static func updateHistory(_ call: MethodCall, _ history: SQLiteUpdateHistory, _ logger: Logger) async throws -> [DBusValue] {
+        let limit = Int(min(call.arguments.first?.uint32 ?? 0, 10_000))
+        let records: [UpdateRecord]
+        do {
+            records = try await history.recent(limit: limit)
+        } catch {
+            logger.error("update history failed: \(error)")
+            throw BusError.failed("The update history could not be read.")
+        }
+        let rows = records.map { r in
+            DBusValue.structure([
+                .uint64(UInt64(max(0, r.startedAt))), .string(r.device), .string(r.fromVersions), .string(r.toVersions),
+                .string(r.result == nil ? "interrupted" : r.error), .bool(r.result == .done),
+            ])
+        }
+        return [.array(element: "(tssssb)", rows)]
+    }
+
+    // MARK: Policy
+
+    /// Watches the glasses: an outdated device is marked update-required (and updated, with
+    /// `auto`); an update cut short by a stop of glassd is recorded as such.
+    func run() async {
+        _ = try? await history.closeInterrupted(reason: "glassd stopped during the update", at: unixMS())
+        var checked: UInt64?
+        for await status in statuses.values() {
+            guard status.state == .ready, status.generation != checked, !isBusy, let info = status.info else { continue }
+            checked = status.generation
+            mark.set(requiredMark(info))
+            guard policy.auto, case .required(let reason) = mark.current else { continue }
+            if let battery = info.battery, battery < policy.minBattery {
+                logger.notice("automatic update skipped: battery at \(battery) %")
+                continue
+            }
+            do {
+                let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory)
+                logger.info("automatic update: \(reason)")
+                _ = try await start(images, plan: UpdatePlan.make(images, device: info, force: false))
+            } catch {
+                logger.notice("automatic update not started: \(error)")
+            }
+        }
+    }
+
+    private func requiredMark(_ info: DeviceInfo?) -> UpdateMark {
+        guard let info, let images = try? UpdateImages.fromManifest(in: policy.firmwareDirectory),
+            let reason = UpdatePlan.outdated(images, device: info)
+        else { return .none }
+        return .required(reason)
+    }
+
+    private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}
+
+/// An error as a sentence for a job's Error and the history.
+enum MonocleSessionSentence {
+    static func of(_ error: any Error) -> String {
+        let text = "\(error)"
+        guard let first = text.first else { return "The update failed." }
+        let sentence = first.uppercased() + text.dropFirst()
+        return sentence.hasSuffix(".") ? sentence : sentence + "."
+    }
+}
+
+/// Update's a{sv}: `firmware`, `fpga` (s path or h descriptor), `force` (b).
+struct UpdateOptions: Sendable {
+    var firmware: UpdateImages.Source?
+    var fpga: UpdateImages.Source?
+    var force = false
+
+    init(_ value: DBusValue?) throws(BusError) {
+        guard case .dict(_, _, let entries)? = value else { throw BusError.invalidArgs("Update takes a{sv} options.") }
+        var sources: [String: UpdateImages.Source] = [:]
+        var descriptors: [String: Int32] = [:]
+        // The descriptors are this call's (DBusKit passed copies): read now, closed in any case.
+        defer { for fd in descriptors.values { close(fd) } }
+        for entry in entries {
+            var inner = entry.value
+            if case .variant(let v) = inner { inner = v }
+            if case .unixFD(let fd) = inner, let key = entry.key.string { descriptors[key + "#\(descriptors.count)"] = fd }
+            switch (entry.key.string, inner) {
+            case ("firmware", .string(let path)), ("fpga", .string(let path)):
+                sources[entry.key.string!] = .path(path)
+            case ("firmware", .unixFD(let fd)), ("fpga", .unixFD(let fd)):
+                do {
+                    sources[entry.key.string!] = .contents(try UpdateImages.read(fd, entry.key.string!))
+                } catch {
+                    throw error.busError
+                }
+            case ("force", .bool(let force)):
+                self.force = force
+            default:
+                throw BusError.invalidArgs(
+                    "Unknown update option \(entry.key.string ?? "?") of type \(inner.signature): use firmware or fpga (s or h) and force (b).")
+            }
+        }
+        firmware = sources["firmware"]
+        fpga = sources["fpga"]
+    }
+}
