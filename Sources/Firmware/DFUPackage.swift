@@ -40,6 +40,13 @@ public struct DFUPackage: Sendable, Equatable {
         image = try Self.extract(
             manifest.binFile, from: archive, limit: limits.image,
             tooLarge: { .imageTooLarge(size: $0, limit: limits.image) })
+        let described = try InitPacket(initPacket)
+        guard described.appSize == image.count else { throw .imageSizeMismatch(image: image.count, initPacket: described.appSize) }
+        if let wanted = described.sha256 {
+            // nrfutil stores the digest byte-reversed (little-endian); take either order.
+            let digest = Array(SHA256.hash(data: image))
+            guard wanted == digest || wanted == digest.reversed() else { throw .imageHashMismatch }
+        }
     }
 
     /// Reads the package at `path`.

@@ -19,6 +19,11 @@ public enum DFUPackageError: Error, Sendable, Equatable, CustomStringConvertible
     case emptyFile(String)
     case initPacketTooLarge(size: Int, limit: Int)
     case imageTooLarge(size: Int, limit: Int)
+    /// The init packet is not the protobuf a DFU package has.
+    case invalidInitPacket(String)
+    /// The image is not the one the init packet describes.
+    case imageSizeMismatch(image: Int, initPacket: Int)
+    case imageHashMismatch
 
     public var description: String {
         switch self {
@@ -34,6 +39,10 @@ public enum DFUPackageError: Error, Sendable, Equatable, CustomStringConvertible
         case .emptyFile(let name): "the package's \(name) is empty"
         case .initPacketTooLarge(let size, let limit): "the init packet is \(size) bytes, over \(limit)"
         case .imageTooLarge(let size, let limit): "the image is \(size) bytes, over \(limit)"
+        case .invalidInitPacket(let why): "the init packet is invalid: \(why)"
+        case .imageSizeMismatch(let image, let initPacket):
+            "the image is \(image) bytes but the init packet says \(initPacket)"
+        case .imageHashMismatch: "the image's SHA-256 is not the one in the init packet"
         }
     }
 }

@@ -8,8 +8,8 @@ import ZIPFoundation
 @Suite("DFU package")
 struct DFUPackageTests {
     static let manifest = #"{"manifest":{"application":{"bin_file":"application.bin","dat_file":"application.dat"}}}"#
-    static let dat = SecureDFUTests.bytes(141, seed: 5)
     static let bin = SecureDFUTests.bytes(20_000, seed: 6)
+    static let dat = InitPackets.signed(for: bin)
 
     /// A ZIP of `files`, written by ZIPFoundation as nrfutil would (deflated).
     static func zip(_ files: [(String, [UInt8])]) throws -> [UInt8] {
@@ -41,6 +41,29 @@ struct DFUPackageTests {
         #expect(package.sha256 == Self.sha256(bytes))
         // The pin is checked in any case.
         _ = try DFUPackage(bytes: bytes, pinnedSHA256: Self.sha256(bytes).uppercased())
+    }
+
+    @Test("The image must be the one the init packet describes: its size, its hash; a packet that is no protobuf is refused")
+    func initPacketChecks() throws {
+        let manifest = Array(Self.manifest.utf8)
+        func package(_ dat: [UInt8], _ bin: [UInt8] = Self.bin) throws -> DFUPackage {
+            try DFUPackage(bytes: try Self.zip([("manifest.json", manifest), ("application.dat", dat), ("application.bin", bin)]))
+        }
+        // The digest in either byte order; an unsigned packet without a hash.
+        _ = try package(InitPackets.signed(for: Self.bin, hash: Array(SHA256.hash(data: Self.bin))))
+        _ = try package(InitPackets.plain(appSize: Self.bin.count))
+        #expect(throws: DFUPackageError.imageSizeMismatch(image: 10_000, initPacket: 20_000)) {
+            try package(Self.dat, Array(Self.bin.prefix(10_000)))
+        }
+        var changed = Self.bin
+        changed[1234] ^= 0x40
+        #expect(throws: DFUPackageError.imageHashMismatch) { try package(Self.dat, changed) }
+        #expect(throws: DFUPackageError.invalidInitPacket("no application size")) {
+            try package(InitPackets.plain(appSize: 0))
+        }
+        for garbage in [[UInt8](repeating: 0xFF, count: 141), [0x0A, 0x7F, 0x01], [0x0B], SecureDFUTests.bytes(141, seed: 5)] {
+            #expect(throws: DFUPackageError.self) { try package(garbage) }
+        }
     }
 
     @Test("A wrong pinned SHA-256 is refused, naming both")

@@ -44,21 +44,25 @@ struct DFUPackageToolTests {
         }
     }
 
-    /// DFUPackage does not read the init packet: neither its format nor its app_size against the
-    /// image is checked, so these get as far as the bootloader (vdfu answers the garbage 0B 02;
-    /// the cut image never reaches app_size). Known gaps until DFUPackage checks them.
+    /// DFUPackage reads the init packet: its app_size must be the image's size, and what is
+    /// not a protobuf is refused, before the glasses are touched.
     @Test("a cut image and a garbage init packet are refused", arguments: [DFUPackages.Damage.truncatedImage, .badInit])
     func initPacketDamage(_ damage: DFUPackages.Damage) async throws {
         try await Self.withDirectory { dir in
             let good = try await DFUPackages.make(size: 20_000, version: "v99.000.0001", in: dir)
             let bad = try await DFUPackages.broken(damage, from: good)
             #expect(damage == .badInit ? bad.appSize == nil : bad.appSize != bad.imageSize)
-            withKnownIssue("DFUPackage does not parse the init packet") {
-                // Not #expect(throws:): on a pass it would print the whole package.
-                do {
-                    _ = try DFUPackage(path: bad.path)
-                    Issue.record("DFUPackage accepted a package with \(damage.rawValue)")
-                } catch {}
+            // Not #expect(throws:) with a closure result: on a pass it would print the whole package.
+            do {
+                _ = try DFUPackage(path: bad.path)
+                Issue.record("DFUPackage accepted a package with \(damage.rawValue)")
+            } catch let error as DFUPackageError {
+                switch (damage, error) {
+                case (.truncatedImage, .imageSizeMismatch(let image, let initPacket)):
+                    #expect(image == bad.imageSize && initPacket == good.appSize)
+                case (.badInit, .invalidInitPacket): break
+                default: Issue.record("\(damage.rawValue) refused as \(error)")
+                }
             }
         }
     }

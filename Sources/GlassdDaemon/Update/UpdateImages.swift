@@ -4,6 +4,7 @@ import DBusKit
 import Firmware
 import Foundation
 import GlassdAPI
+import Glibc
 import Monocle
 import TOMLKit
 
@@ -106,15 +107,13 @@ struct UpdateImages: Sendable {
         }
     }
 
-    /// A regular file's bytes (a pipe is refused: it could keep the call waiting for ever). The
-    /// caller closes `fd`.
+    /// A file's bytes, read with pread (the descriptor's offset is not used). The caller closes `fd`.
     static func read(_ fd: Int32, _ what: String) throws(UpdateRefusal) -> [UInt8] {
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw .arguments("The \(what) must be a regular file.")
-        }
-        guard info.st_size <= maxFileBytes else { throw .image("The \(what) file is too large (\(info.st_size) bytes).") }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        // A pipe cannot seek: refused, as it could keep the call waiting for ever.
+        let size = lseek(fd, 0, SEEK_END)
+        guard size >= 0 else { throw .arguments("The \(what) must be a regular file.") }
+        guard size <= maxFileBytes else { throw .image("The \(what) file is too large (\(size) bytes).") }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
