@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit",
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Monocle",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -15,9 +15,28 @@ struct StorageTests {
     func migrations() throws {
         let dir = directory()
         let database = try GlassdDatabase(directory: dir)
-        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
-        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
+        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
         #expect(FileManager.default.fileExists(atPath: dir + "/glassd.sqlite-wal"))
+    }
+
+    @Test("updates are recorded newest first; one left running by a stopped glassd is closed as failed")
+    func updateHistory() async throws {
+        let dir = directory()
+        let history = SQLiteUpdateHistory(database: try GlassdDatabase(directory: dir))
+        let first = try await history.start(device: "A", from: "firmware v1, fpga v1", to: "firmware v2, fpga v1", at: 1000)
+        try await history.finish(id: first, result: .done, to: "firmware v2, fpga v1", error: "", at: 2000)
+        _ = try await history.start(device: "A", from: "firmware v2, fpga v1", to: "firmware v2, fpga v3", at: 3000)
+        // A new glassd on the same database: the second never ended.
+        let again = SQLiteUpdateHistory(database: try GlassdDatabase(directory: dir))
+        #expect(try await again.recent(limit: 10).first?.result == nil)
+        #expect(try await again.closeInterrupted(reason: "glassd stopped", at: 4000) == 1)
+        let records = try await again.recent(limit: 10)
+        #expect(records.map(\.startedAt) == [3000, 1000])
+        #expect(records.map(\.result) == [.failed, .done])
+        #expect(records.first?.error == "glassd stopped")
+        #expect(records.last?.toVersions == "firmware v2, fpga v1")
+        #expect(try await again.recent(limit: 1).count == 1)
     }
 
     @Test("the writer connection syncs fully (GRDB's WAL set-up leaves NORMAL otherwise)")
@@ -92,7 +111,7 @@ struct MigrationTests {
         }
         try old.close()
         let database = try GlassdDatabase(directory: dir)
-        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
         #expect(try await HistoryArchive(database: database).search("BIBLIOTHEQUE ou", limit: 5).map(\.text) == [
             "Où est la bibliothèque ?"
         ])

@@ -78,6 +78,15 @@ struct UpdateTests {
             #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.firmwareVersion)?.string == "v99.001.0001")
             #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.fpgaVersion)?.string == "v99.002.0002")
             #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.state)?.string == "ready")
+            // The job stays on the bus, and matches its documented interface.
+            let job = try #require(lines.first?["job"] as? String)
+            let live = try await ble.world.busctl([
+                "call", GlassdBus.name, job, "org.freedesktop.DBus.Introspectable", "Introspect",
+            ])
+            let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Job1.xml", encoding: .utf8)
+            let liveMembers = try interfaceMembers(unescapeBusctlString(live.stdout), GlassdBus.jobInterface)
+            #expect(liveMembers.count == 5)
+            #expect(try interfaceMembers(file, GlassdBus.jobInterface) == liveMembers)
             let stats = try await vm.stats()
             #expect(stats["dfu_boots"] == 1)
             #expect(stats["fpga_erases"] == 1)
