@@ -14,6 +14,9 @@ extension LinkSupervisor {
         timeout: Duration, _ body: @escaping @Sendable (any GlassesLink) async throws -> T
     ) async throws -> T {
         guard let address = pairedAddress?.bootloader else { throw LinkError.notPaired("No glasses are paired.") }
+        // At start-up (resuming an update) the adapter may not be known yet.
+        let name = settings.adapter
+        try? await client.state.wait(timeout: settings.connectTimeout) { $0.adapterPath(named: name).map($0.isPowered) == true }
         guard let adapter = client.state.snapshot.adapterPath(named: settings.adapter) else {
             throw LinkError.noAdapter("No Bluetooth adapter for the update.")
         }

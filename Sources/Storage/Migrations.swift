@@ -100,7 +100,11 @@ enum Migrations {
                         from_versions TEXT NOT NULL,
                         to_versions TEXT NOT NULL,
                         result TEXT,
-                        error TEXT NOT NULL DEFAULT ''
+                        error TEXT NOT NULL DEFAULT '',
+                        -- The firmware package while the glasses may be in their bootloader with
+                        -- it half sent: a restarted glassd resumes from it. NULL otherwise.
+                        firmware_package BLOB,
+                        firmware_version TEXT
                     );
                     CREATE INDEX updates_by_time ON updates(started_at, id);
                     """)

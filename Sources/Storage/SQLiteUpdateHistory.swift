@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
 import GRDB
 
 /// One update as recorded.
@@ -67,6 +68,43 @@ public struct SQLiteUpdateHistory: Sendable {
                 sql: "UPDATE updates SET result = 'failed', error = ?, finished_at = ? WHERE result IS NULL",
                 arguments: [reason, unixMS])
             return db.changesCount
+        }
+    }
+
+    /// Keeps the firmware package of update `id` until `dropPackage` (durably, before the glasses
+    /// are sent to their bootloader).
+    public func keepPackage(id: Int64, bytes: [UInt8], version: String?) async throws {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE updates SET firmware_package = ?, firmware_version = ? WHERE id = ?",
+                arguments: [Data(bytes), version, id])
+        }
+    }
+
+    /// The glasses run their application again: no package to resume from.
+    public func dropPackage() async throws {
+        try await database.pool.write { db in
+            try db.execute(sql: "UPDATE updates SET firmware_package = NULL WHERE firmware_package IS NOT NULL")
+        }
+    }
+
+    /// Drops the packages kept for updates before `id` (a resumed update keeps its own copy).
+    public func dropPackage(olderThan id: Int64) async throws {
+        try await database.pool.write { db in
+            try db.execute(sql: "UPDATE updates SET firmware_package = NULL WHERE id < ? AND firmware_package IS NOT NULL", arguments: [id])
+        }
+    }
+
+    /// The package of an update that may have left the glasses in their bootloader, if any.
+    public func pendingPackage() async throws -> (device: String, bytes: [UInt8], version: String?)? {
+        try await database.pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT device, firmware_package, firmware_version FROM updates
+                    WHERE firmware_package IS NOT NULL ORDER BY id DESC LIMIT 1
+                    """
+            ).map { row in (row["device"], [UInt8](row["firmware_package"] as Data), row["firmware_version"]) }
         }
     }
 

@@ -22,6 +22,8 @@ struct UpdateRefusal: Error, Sendable, Equatable, CustomStringConvertible {
 /// The images an update installs, read whole and checked before anything is sent.
 struct UpdateImages: Sendable {
     struct FirmwareImage: Sendable {
+        /// The package file, kept while the glasses may be in their bootloader.
+        var file: [UInt8]
         var package: DFUPackage
         /// The version it brings, when pinned in the manifest.
         var version: String?
@@ -47,7 +49,10 @@ struct UpdateImages: Sendable {
     static func load(firmware: Source?, fpga: Source?, directory: String) throws(UpdateRefusal) -> UpdateImages {
         if firmware == nil && fpga == nil { return try fromManifest(in: directory) }
         var images = UpdateImages()
-        if let firmware { images.firmware = FirmwareImage(package: try package(try read(firmware, "firmware"), pinned: nil)) }
+        if let firmware {
+            let file = try read(firmware, "firmware")
+            images.firmware = FirmwareImage(file: file, package: try package(file, pinned: nil))
+        }
         if let fpga { images.fpga = try fpgaImage(try read(fpga, "fpga"), version: nil, pinned: nil) }
         return images
     }
@@ -63,7 +68,7 @@ struct UpdateImages: Sendable {
         var images = UpdateImages()
         if let entry = manifest.firmware {
             let bytes = try read(.path(directory + "/" + entry.file), "firmware")
-            images.firmware = FirmwareImage(package: try package(bytes, pinned: entry.sha256), version: entry.version)
+            images.firmware = FirmwareImage(file: bytes, package: try package(bytes, pinned: entry.sha256), version: entry.version)
         }
         if let entry = manifest.fpga {
             let bytes = try read(.path(directory + "/" + entry.file), "fpga")
@@ -72,7 +77,7 @@ struct UpdateImages: Sendable {
         return images
     }
 
-    private static func package(_ bytes: [UInt8], pinned: String?) throws(UpdateRefusal) -> DFUPackage {
+    static func package(_ bytes: [UInt8], pinned: String?) throws(UpdateRefusal) -> DFUPackage {
         do {
             return try DFUPackage(bytes: bytes, pinnedSHA256: pinned)
         } catch {

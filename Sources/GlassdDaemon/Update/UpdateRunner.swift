@@ -9,10 +9,12 @@ import Monocle
 struct UpdateSettings: Sendable {
     /// The bootloader gives up after about 3 minutes; waiting for it as long covers a slow reset.
     var bootloaderTimeout: Duration = .seconds(180)
+    /// Looking for a bootloader that may not be there (after a drop mid-command, at start-up).
+    var bootloaderSearch: Duration = .seconds(30)
     /// From a reset to the glasses ready again (reconnect, handshake, scripts uploaded).
     var restartTimeout: Duration = .seconds(180)
     /// Tries of one transfer: after a drop it resumes (firmware) or starts again (FPGA).
-    var attempts = 5
+    var attempts = 8
     var dfu = DFUSettings()
     var fpga = FPGAUpdateSettings()
     var fpgaStream = FPGAStreamSettings()
@@ -29,6 +31,8 @@ struct UpdateRunner: Sendable {
     let settings: UpdateSettings
     let job: UpdateJob
     let logger: Logger
+    /// The glasses run their application again after the firmware step: the kept package goes.
+    let firmwareDone: @Sendable () async -> Void
 
     /// The glasses' versions at the end. `inBootloader`: the glasses were found in their
     /// bootloader (an update cut short), so the firmware is sent without entering it.
@@ -53,30 +57,92 @@ struct UpdateRunner: Sendable {
 
     private func flash(_ firmware: UpdateImages.FirmwareImage, inBootloader: Bool) async throws -> DeviceInfo? {
         try job.enter(.enteringDFU)
-        let before = statuses.current.generation
-        if !inBootloader { try await session.enterBootloader() }
-        // The application is gone until the bootloader boots the new image: stop chasing it.
-        await supervisor.suspend()
-        do {
-            try await retrying("the firmware transfer", retryable: Self.transferMayResume) {
-                try await supervisor.withBootloader(timeout: settings.bootloaderTimeout) { [job, settings] link in
-                    guard let control = link.channel(DFUChannel.control), let packet = link.channel(DFUChannel.packet) else {
-                        throw UpdateFailure("The bootloader has no DFU control point.")
-                    }
-                    try job.enter(.flashingFirmware)
-                    let dfu = SecureDFU(control: control, packet: packet, clock: ContinuousClock(), settings: settings.dfu)
-                    try await dfu.update(firmware.package) { progress in
-                        job.progress(.flashingFirmware, Double(progress.bytesDone) / Double(max(1, progress.totalBytes)))
-                    }
+        var before = statuses.current.generation
+        // Whether update.micropython() reached the glasses (or they were found in their bootloader).
+        var sent = inBootloader
+        var attempt = 0
+        while true {
+            attempt += 1
+            if !sent {
+                before = try await ready().generation
+                do {
+                    try await session.enterBootloader()
+                    sent = true
+                } catch where Self.linkMayReturn(error) && attempt < settings.attempts {
+                    // The link went with the command on its way: they may be in their bootloader already.
+                    logger.notice("the link went while entering the bootloader", metadata: ["error": "\(error)"])
                 }
             }
+            // The application is gone until the bootloader boots the new image: stop chasing it.
+            await supervisor.suspend()
+            do {
+                try await transfer(firmware, timeout: sent ? settings.bootloaderTimeout : settings.bootloaderSearch)
+                break
+            } catch {
+                guard !Task.isCancelled, attempt < settings.attempts, Self.transferMayResume(error) else {
+                    await supervisor.resume()
+                    throw error
+                }
+                if case LinkError.notFound = error, !sent {
+                    await supervisor.resume()  // still running their application: enter again
+                } else {
+                    sent = true
+                }
+                logger.notice("the firmware transfer was interrupted; resuming", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+            }
+        }
+        await supervisor.resume()
+        try job.enter(.restarting)
+        let info = try await backAsThemselves(after: before)
+        await firmwareDone()
+        return info
+    }
+
+    /// One connection to the bootloader: the package sent, or resumed from what it holds.
+    private func transfer(_ firmware: UpdateImages.FirmwareImage, timeout: Duration) async throws {
+        try await supervisor.withBootloader(timeout: timeout) { [job, settings] link in
+            guard let control = link.channel(DFUChannel.control), let packet = link.channel(DFUChannel.packet) else {
+                throw UpdateFailure("The bootloader has no DFU control point.")
+            }
+            try job.enter(.flashingFirmware)
+            let dfu = SecureDFU(control: control, packet: packet, clock: ContinuousClock(), settings: settings.dfu)
+            try await dfu.update(firmware.package) { progress in
+                job.progress(.flashingFirmware, Double(progress.bytesDone) / Double(max(1, progress.totalBytes)))
+            }
+        }
+    }
+
+    /// After a stop of glassd mid-transfer: if the glasses' bootloader advertises, the package is
+    /// sent (resumed from what it holds) and the glasses come back; nil when it does not appear
+    /// (they run their application: nothing to resume).
+    func resumeFirmware(_ firmware: UpdateImages.FirmwareImage) async throws -> DeviceInfo? {
+        try job.enter(.enteringDFU)
+        await supervisor.suspend()
+        do {
+            try await transfer(firmware, timeout: settings.bootloaderSearch)
+        } catch LinkError.notFound {
+            await supervisor.resume()
+            return nil
+        } catch where Self.transferMayResume(error) && !Task.isCancelled {
+            await supervisor.resume()
+            return try await flash(firmware, inBootloader: true)
         } catch {
             await supervisor.resume()
             throw error
         }
         await supervisor.resume()
         try job.enter(.restarting)
-        return try await backAsThemselves(after: before)
+        let info = try await backAsThemselves(after: 0)
+        await firmwareDone()
+        return info
+    }
+
+    /// The link may come back: a drop, a closed channel, a REPL that went quiet.
+    static func linkMayReturn(_ error: any Error) -> Bool {
+        switch error {
+        case SessionError.notConnected, ReplError.closed, ReplError.timeout, is ChannelError: true
+        default: false
+        }
     }
 
     /// A dropped link, a silent bootloader or one not found yet: the next try resumes.

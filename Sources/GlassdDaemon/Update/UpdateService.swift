@@ -94,6 +94,14 @@ final class UpdateService: Sendable {
             throw error.busError
         }
         let status = statuses.current
+        if status.state != .ready, let pending = try? await history.pendingPackage(),
+            pending.device == (await supervisor.snapshot().paired?.description)
+        {
+            // An earlier update left the glasses in their bootloader: go on with its package.
+            let package = try UpdateImages.package(pending.bytes, pinned: nil)
+            let images = UpdateImages(firmware: .init(file: pending.bytes, package: package, version: pending.version), fpga: nil)
+            return try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true).path
+        }
         guard status.state == .ready else {
             throw BusError(
                 name: status.state == .busy ? GlassdErrorName.busy : GlassdErrorName.notConnected,
@@ -108,8 +116,8 @@ final class UpdateService: Sendable {
         return try await start(images, plan: plan).path
     }
 
-    /// Puts a job on the bus and runs it.
-    private func start(_ images: UpdateImages, plan: UpdatePlan) async throws -> UpdateJob {
+    /// Puts a job on the bus and runs it; `resuming`: the firmware of an update glassd stopped in.
+    private func start(_ images: UpdateImages, plan: UpdatePlan, resuming: Bool = false) async throws -> UpdateJob {
         let bar = ProgressBar.plan(
             firmwareBytes: plan.firmware ? images.firmware?.package.image.count : nil,
             fpgaBytes: plan.fpga ? images.fpga?.bytes.count : nil)
@@ -128,25 +136,42 @@ final class UpdateService: Sendable {
             mark.set(.none)
             throw error
         }
-        let task = Task { await execute(job, images, plan) }
+        let task = Task { await execute(job, images, plan, resuming: resuming) }
         job.onCancel { task.cancel() }
         logger.info("update started", metadata: ["job": "\(job.path)", "firmware": "\(plan.firmware)", "fpga": "\(plan.fpga)"])
         return job
     }
 
-    private func execute(_ job: UpdateJob, _ images: UpdateImages, _ plan: UpdatePlan) async {
+    private func execute(_ job: UpdateJob, _ images: UpdateImages, _ plan: UpdatePlan, resuming: Bool) async {
         let device = await supervisor.snapshot().paired?.description ?? ""
         let before = statuses.current.info
         let record = try? await history.start(
             device: device, from: UpdatePlan.versions(before), to: wanted(images, plan, before), at: unixMS())
         let runner = UpdateRunner(
-            session: session, supervisor: supervisor, statuses: statuses, settings: settings, job: job, logger: logger)
+            session: session, supervisor: supervisor, statuses: statuses, settings: settings, job: job, logger: logger
+        ) { [history, logger] in
+            do { try await history.dropPackage() } catch { logger.warning("cannot drop the kept firmware package: \(error)") }
+        }
         var after = before
         let result: UpdatePhase
         let message: String
         do {
             try job.enter(.checking)
-            if plan.isEmpty {
+            if plan.firmware, let firmware = images.firmware, let record {
+                // Before the glasses enter their bootloader: a restarted glassd resumes from it.
+                try await history.keepPackage(id: record, bytes: firmware.file, version: firmware.version)
+                if resuming { try await history.dropPackage(olderThan: record) }
+            }
+            if resuming, let firmware = images.firmware {
+                guard let info = try await runner.resumeFirmware(firmware) else {
+                    try await history.dropPackage()
+                    throw UpdateFailure("The glasses were not in their bootloader: nothing to resume.")
+                }
+                after = info
+                try job.enter(.uploadingScripts)
+                result = .done
+                message = "Resumed and updated: \(UpdatePlan.versions(after))."
+            } else if plan.isEmpty {
                 result = .done
                 message = "Already current (\(UpdatePlan.versions(before)))."
             } else {
@@ -220,6 +245,7 @@ final class UpdateService: Sendable {
     /// `auto`); an update cut short by a stop of glassd is recorded as such.
     func run() async {
         _ = try? await history.closeInterrupted(reason: "glassd stopped during the update", at: unixMS())
+        await resumeInterrupted()
         var checked: UInt64?
         for await status in statuses.values() {
             guard status.state == .ready, status.generation != checked, !isBusy, let info = status.info else { continue }
@@ -237,6 +263,25 @@ final class UpdateService: Sendable {
             } catch {
                 logger.notice("automatic update not started: \(error)")
             }
+        }
+    }
+
+    /// A firmware transfer cut short by a stop of glassd (or one that failed with the glasses in
+    /// their bootloader) goes on from what the bootloader holds.
+    private func resumeInterrupted() async {
+        do {
+            guard let pending = try await history.pendingPackage() else { return }
+            guard await supervisor.snapshot().paired?.description == pending.device else {
+                try await history.dropPackage()
+                return
+            }
+            let package = try UpdateImages.package(pending.bytes, pinned: nil)
+            let images = UpdateImages(
+                firmware: .init(file: pending.bytes, package: package, version: pending.version), fpga: nil)
+            logger.notice("resuming the firmware update glassd stopped in", metadata: ["device": "\(pending.device)"])
+            _ = try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
+        } catch {
+            logger.warning("cannot resume the interrupted update: \(error)")
         }
     }
 
