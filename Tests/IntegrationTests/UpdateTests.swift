@@ -21,7 +21,7 @@ struct UpdateTests {
     /// The world with glassd paired to a ready virtual Monocle; firmware_dir is `<world>/firmware`.
     /// `prepare` runs before pairing, with the firmware directory.
     private func withReadyGlasses(
-        prepare: (BLEWorld, String) async throws -> Void = { _, _ in },
+        config extra: String = "", prepare: (BLEWorld, String) async throws -> Void = { _, _ in },
         _ body: (BLEWorld, BusConnection, VirtualMonocle, String) async throws -> Void
     ) async throws {
         try await BLEWorld.with { ble in
@@ -30,7 +30,8 @@ struct UpdateTests {
             try await prepare(ble, firmwareDirectory)
             let config = try ble.writeConfig()
             let text = try String(contentsOfFile: config, encoding: .utf8)
-            try (text + "[update]\nfirmware_dir = \"\(firmwareDirectory)\"\n").write(toFile: config, atomically: true, encoding: .utf8)
+            try (text + "[update]\nfirmware_dir = \"\(firmwareDirectory)\"\n" + extra)
+                .write(toFile: config, atomically: true, encoding: .utf8)
             try await ble.withSession(monocle, config: config) { bus, vm in
                 try await ble.pairReady(monocle, bus)
                 try await body(ble, bus, vm, firmwareDirectory)
@@ -140,7 +141,8 @@ struct UpdateTests {
 
     @Test("pinned versions: outdated glasses show update-required; bad images are refused before the glasses are touched; current glasses are left alone")
     func pinnedImages() async throws {
-        try await withReadyGlasses(prepare: { ble, directory in
+        // The virtual Monocle's battery is at 87 %.
+        try await withReadyGlasses(config: "min_battery = 90\n", prepare: { ble, directory in
             let fpga = try await Self.fpgaImage(version: "v99.002.0002", in: ble.world)
             try Self.writeManifest(directory, firmware: nil, fpga: (fpga.path, fpga.sha256, "v99.002.0002"))
         }) { ble, bus, vm, directory in
@@ -150,6 +152,7 @@ struct UpdateTests {
             let reason = try await deviceProperty(bus, GlassdBus.DeviceProperty.stateReason)?.string ?? ""
             #expect(reason.contains("FPGA \(Self.oldFPGA) → v99.002.0002"), "\(reason)")
             let before = try await vm.stats()
+            await expectRefused(bus, [], GlassdErrorName.batteryLow, "a battery at 87 % below 90 %")
 
             // Refused, each before anything reaches the glasses.
             let good = try await DFUPackages.make(size: 16_000, version: "v99.001.0001", in: ble.world.directory)
@@ -225,6 +228,7 @@ struct UpdateTests {
             let package = try await DFUPackages.make(size: 60_000, version: "v99.001.0001", in: ble.world.directory)
             let second = try await update(bus, [("firmware", .string(package.path))])
             #expect(try await job(second, until: "flashing-firmware").finished == false)
+            #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.state)?.string == "updating")
             await #expect(throws: BusError.self) { try await cancel(second) }
             do {
                 try await cancel(second)
@@ -236,6 +240,24 @@ struct UpdateTests {
             let done = try await job(second, until: "never")
             #expect(done.finished && done.message.hasPrefix("Updated"), "\(done)")
             #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.firmwareVersion)?.string == "v99.001.0001")
+        }
+    }
+
+    @Test("with [update] auto, glasses that connect with an outdated FPGA image are updated by themselves")
+    func automatic() async throws {
+        try await withReadyGlasses(config: "auto = true\n", prepare: { ble, directory in
+            let fpga = try await Self.fpgaImage(version: "v99.002.0002", in: ble.world)
+            try Self.writeManifest(directory, firmware: nil, fpga: (fpga.path, fpga.sha256, "v99.002.0002"))
+        }) { ble, bus, _, _ in
+            try await waitForProperty(
+                bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                GlassdBus.DeviceProperty.fpgaVersion, equals: .string("v99.002.0002"), timeout: .seconds(120))
+            try await waitForProperty(
+                bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
+            let history = progressLines(try await ble.world.glassctl(["update", "--history", "--json"]).stdout)
+            #expect(history.count == 1)
+            #expect(history.first?["success"] as? Bool == true)
         }
     }
 }

@@ -107,12 +107,13 @@ final class UpdateService: Sendable {
                 name: status.state == .busy ? GlassdErrorName.busy : GlassdErrorName.notConnected,
                 message: "The glasses must be connected and idle for an update (they are \(status.state.rawValue)).")
         }
-        if !options.force, let battery = status.info?.battery, battery < policy.minBattery {
+        let plan = UpdatePlan.make(images, device: status.info, force: options.force)
+        // Nothing to send needs no battery.
+        if !plan.isEmpty, !options.force, let battery = status.info?.battery, battery < policy.minBattery {
             throw BusError(
                 name: GlassdErrorName.batteryLow,
                 message: "The glasses' battery is at \(battery) %, below \(policy.minBattery) %: charge them first, or force.")
         }
-        let plan = UpdatePlan.make(images, device: status.info, force: options.force)
         return try await start(images, plan: plan).path
     }
 
