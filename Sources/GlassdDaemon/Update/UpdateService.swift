@@ -315,13 +315,17 @@ struct UpdateOptions: Sendable {
     init(_ value: DBusValue?) throws(BusError) {
         guard case .dict(_, _, let entries)? = value else { throw BusError.invalidArgs("Update takes a{sv} options.") }
         var sources: [String: UpdateImages.Source] = [:]
-        var descriptors: [String: Int32] = [:]
-        // The descriptors are this call's (DBusKit passed copies): read now, closed in any case.
-        defer { for fd in descriptors.values { close(fd) } }
+        // The descriptors are this call's (DBusKit passed copies): read now, all closed in any case.
+        let descriptors = entries.compactMap { entry -> Int32? in
+            switch entry.value {
+            case .unixFD(let fd), .variant(.unixFD(let fd)): fd
+            default: nil
+            }
+        }
+        defer { for fd in descriptors { close(fd) } }
         for entry in entries {
             var inner = entry.value
             if case .variant(let v) = inner { inner = v }
-            if case .unixFD(let fd) = inner, let key = entry.key.string { descriptors[key + "#\(descriptors.count)"] = fd }
             switch (entry.key.string, inner) {
             case ("firmware", .string(let path)), ("fpga", .string(let path)):
                 sources[entry.key.string!] = .path(path)
