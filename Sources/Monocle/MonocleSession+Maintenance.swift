@@ -88,7 +88,10 @@ extension MonocleSession {
         do {
             try await repl.softReboot()
             endDiversion()
-            guard try await waitForReady(after: ticket) else { throw ReplError.timeout("restarting the scripts (no rdy:)") }
+            let pulse = readyPulse
+            guard try await startedInTime({ await pulse.wait(after: ticket) }) else {
+                throw ReplError.timeout("restarting the scripts (no rdy:)")
+            }
             set(.ready, reason: "", for: generation)
         } catch {
             endDiversion()
@@ -96,25 +99,6 @@ extension MonocleSession {
             logger.notice("the scripts did not start again after an update step: \(error)")
             set(.error, reason: "The scripts did not start again after an update step.", for: generation)
             await restartLink?("the scripts did not start again after an update step")
-        }
-    }
-
-    private func waitForReady(after ticket: UInt64) async throws -> Bool {
-        let clock = self.clock
-        let timeout = settings.startTimeout
-        let pulse = readyPulse
-        return try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await pulse.wait(after: ticket)
-                return true
-            }
-            group.addTask {
-                try await clock.sleep(for: timeout)
-                return false
-            }
-            let first = try await group.next() ?? false
-            group.cancelAll()
-            return first
         }
     }
 }

@@ -196,21 +196,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         } else {
             try await repl.start(DeviceCommands.resume)
         }
-        let clock = self.clock
-        let timeout = settings.startTimeout
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await started.wait()
-                return true
-            }
-            group.addTask {
-                try await clock.sleep(for: timeout)
-                return false
-            }
-            let ready = try await group.next() ?? false
-            group.cancelAll()
-            guard ready else { throw ReplError.timeout("starting the scripts (no rdy:)") }
-        }
+        guard try await startedInTime({ await started.wait() }) else { throw ReplError.timeout("starting the scripts (no rdy:)") }
         let roundTrips = await repl.roundTrips
         logger.info("scripts running", metadata: ["repl_round_trips": "\(roundTrips)", "uploaded": "\(upload)"])
         info.runningScripts = scripts.version
@@ -218,6 +204,25 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         self.maxPayload = maxPayload
         setInfo(info, for: generation)
         set(.ready, reason: "", for: generation)
+    }
+
+    /// Whether `started` happens within the scripts' start timeout.
+    func startedInTime(_ started: @escaping @Sendable () async -> Void) async throws -> Bool {
+        let clock = self.clock
+        let timeout = settings.startTimeout
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await started()
+                return true
+            }
+            group.addTask {
+                try await clock.sleep(for: timeout)
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 
     /// While the scripts run, the REPL says nothing; its banner means they stopped (crashed).

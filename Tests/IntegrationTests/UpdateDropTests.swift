@@ -163,9 +163,7 @@ struct UpdateDropTests {
                         bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
                         GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
                     let history = try await ble.world.glassctl(["update", "--history", "--json"])
-                    let rows = history.stdout.split(separator: "\n").compactMap {
-                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                    }
+                    let rows = jsonObjects(history.stdout)
                     #expect(rows.count == 2, "\(history.stdout)")
                     #expect(rows.first?["success"] as? Bool == true)
                     #expect(rows.last?["success"] as? Bool == false)

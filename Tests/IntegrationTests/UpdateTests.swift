@@ -53,11 +53,6 @@ struct UpdateTests {
         return reply.first?.unwrapped
     }
 
-    /// glassctl update --json's lines, decoded.
-    private func progressLines(_ stdout: String) -> [[String: Any]] {
-        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
     @Test("glassctl update with a firmware package and an FPGA image: one bar through every phase, new versions read back, recorded")
     func fullUpdate() async throws {
         try await withReadyGlasses { ble, bus, vm, _ in
@@ -66,7 +61,7 @@ struct UpdateTests {
 
             let run = try await ble.world.glassctl(["update", "--json", "--firmware", package.path, "--fpga", fpga.path])
             #expect(run.ok, "\(run.stderr)")
-            let lines = progressLines(run.stdout)
+            let lines = jsonObjects(run.stdout)
             let statuses = lines.compactMap { $0["status"] as? String }
             for phase in ["checking", "entering-dfu", "flashing-firmware", "restarting", "erasing-fpga", "writing-fpga", "verifying", "done"] {
                 #expect(statuses.contains(phase), "no \(phase) in \(statuses)")
@@ -94,7 +89,7 @@ struct UpdateTests {
 
             let history = try await ble.world.glassctl(["update", "--history", "--json"])
             #expect(history.ok, "\(history.stderr)")
-            let rows = progressLines(history.stdout)
+            let rows = jsonObjects(history.stdout)
             #expect(rows.count == 1)
             #expect(rows.first?["success"] as? Bool == true)
             #expect((rows.first?["from"] as? String)?.contains(Self.oldFirmware) == true)
@@ -179,12 +174,12 @@ struct UpdateTests {
             try Self.writeManifest(directory, firmware: nil, fpga: (current.path, current.sha256, Self.oldFPGA))
             let run = try await ble.world.glassctl(["update", "--json"])
             #expect(run.ok, "\(run.stderr)")
-            let last = progressLines(run.stdout).last
+            let last = jsonObjects(run.stdout).last
             #expect(last?["success"] as? Bool == true)
             #expect((last?["message"] as? String)?.hasPrefix("Already current") == true, "\(String(describing: last))")
             #expect(try await vm.stats()["fpga_erases"] == before["fpga_erases"])
             #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.state)?.string == "ready")
-            let history = progressLines(try await ble.world.glassctl(["update", "--history", "--json"]).stdout)
+            let history = jsonObjects(try await ble.world.glassctl(["update", "--history", "--json"]).stdout)
             #expect(history.count == 1)
         }
     }
@@ -255,7 +250,7 @@ struct UpdateTests {
             try await waitForProperty(
                 bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
                 GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
-            let history = progressLines(try await ble.world.glassctl(["update", "--history", "--json"]).stdout)
+            let history = jsonObjects(try await ble.world.glassctl(["update", "--history", "--json"]).stdout)
             #expect(history.count == 1)
             #expect(history.first?["success"] as? Bool == true)
         }

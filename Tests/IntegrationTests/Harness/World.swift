@@ -157,3 +157,8 @@ func busctlString(_ result: CommandResult) -> String? {
     else { return nil }
     return data.first as? String
 }
+
+/// Each line of `text` that is a JSON object (glassctl --json output), in order.
+func jsonObjects(_ text: String) -> [[String: Any]] {
+    text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+}
