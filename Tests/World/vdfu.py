@@ -28,6 +28,8 @@ from dbus_fast import DBusError, Variant
 from dbus_fast.constants import PropertyAccess
 from dbus_fast.service import ServiceInterface, dbus_property, method
 
+from linktiming import IN, OUT  # beside this file
+
 DFU_SERVICE = "0000fe59-0000-1000-8000-00805f9b34fb"
 DFU_CONTROL = "8ec90001-f315-4f60-9fb8-838830daea50"
 DFU_PACKET = "8ec90002-f315-4f60-9fb8-838830daea50"
@@ -387,7 +389,10 @@ class _Char(ServiceInterface):
         if len(value) > self.t.mtu - 3:
             raise DBusError("org.bluez.Error.InvalidValueLength",
                             f"Invalid value length {len(value)} > {self.t.mtu - 3}")
-        self.t.on_write(self.uuid, bytes(value))
+        # At its connection event under the link timing model (virtual_monocle.py takes control
+        # point writes with response then, to answer them later).
+        value = bytes(value)
+        self.t.m.link.send(IN, lambda: self.t.on_write(self.uuid, value))
 
     @method()
     def StartNotify(self):
@@ -413,6 +418,10 @@ class _Char(ServiceInterface):
             self.emit_properties_changed({"Notifying": False})
 
     def notify(self, data):
+        if self.notifying:
+            self.t.m.link.send(OUT, lambda: self._emit(data))    # at once unless timed
+
+    def _emit(self, data):
         if self.notifying:
             self.value = data
             self.emit_properties_changed({"Value": data})
@@ -450,7 +459,8 @@ class _Advertisement(ServiceInterface):
 
 class DfuTarget:
     """The DfuTarg peripheral on adapter `adapter` (hci(N+1)). `monocle` gives call(),
-    disconnect_centrals(path), note(), the bus and the boot hook."""
+    disconnect_centrals(path), note(), the bus, the boot hook and `link` (linktiming.py: writes
+    and notifications at their connection events when the timing model is on)."""
 
     def __init__(self, monocle, root, adapter, fs, stats, mtu, tx_power, inactivity):
         self.m, self.root, self.adapter = monocle, root, adapter
@@ -464,10 +474,11 @@ class DfuTarget:
 
     def export(self, bus):
         svc = f"{self.app_path}/service0"
+        self.control_path = f"{svc}/char0"
         self.control = _Char(self, svc, DFU_CONTROL)
         self.packet = _Char(self, svc, DFU_PACKET)
         bus.export(svc, _Service())
-        bus.export(f"{svc}/char0", self.control)
+        bus.export(self.control_path, self.control)
         bus.export(f"{svc}/char1", self.packet)
         bus.export(self.adv_path, _Advertisement(self))
 

@@ -23,6 +23,9 @@
 # micropython.schedule, bluetooth.send becomes data TX notifications. Tests drive
 # it through org.glassd.test.VirtualMonocle1 (see Tests/World/README.md).
 #
+# With --link-timing or SetLinkTiming, writes reach it and notifications leave it no faster
+# than a BLE connection would carry them (linktiming.py); off by default.
+#
 # It follows org.bluez: when bluetoothd (or bzworld) goes away and comes back,
 # or the adapter is removed and re-added, it registers again. It prints
 # "READY" each time both registrations have succeeded. Exits 0 on
@@ -44,6 +47,8 @@ from collections import deque
 
 from worldloop import run_until_signalled  # beside this file
 import vdfu  # beside this file: the bootloader (DFU target mode)
+import linktiming  # beside this file: the connection's timing (off unless set)
+from linktiming import IN, OUT
 
 from dbus_fast import BusType, DBusError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
@@ -118,6 +123,7 @@ class GattCharacteristic(ServiceInterface):
         self.vm_outbox = deque()
         self.vm_wake = asyncio.Event()
         self.vm_task = None
+        self.vm_session = 0     # notify sessions: a timed packet of an ended one is not sent
 
     # --- properties
     @dbus_property(access=PropertyAccess.READ)
@@ -159,7 +165,10 @@ class GattCharacteristic(ServiceInterface):
                             f"Invalid value length {len(value)} > {limit}")
         kind = options.get("type")
         kind = kind.value if isinstance(kind, Variant) else "request"
-        self.vm_monocle.on_write(self.vm_service_key, bytes(value), kind)
+        value = bytes(value)
+        # At its connection event under the link timing model (a write with response never gets
+        # here then: Monocle.timed_request takes it, to answer it later).
+        self.vm_monocle.link.send(IN, lambda: self.vm_monocle.on_write(self.vm_service_key, value, kind))
 
     @method()
     def StartNotify(self):
@@ -184,6 +193,7 @@ class GattCharacteristic(ServiceInterface):
     def stop_notifying(self, signal_it=True):
         self.vm_outbox.clear()
         if self.vm_notifying:
+            self.vm_session += 1
             self.vm_notifying = False
             if signal_it:
                 self.emit_properties_changed({"Notifying": False})
@@ -194,11 +204,22 @@ class GattCharacteristic(ServiceInterface):
         if not self.vm_notifying:
             return
         step = max(1, self.vm_monocle.mtu - 3)
+        link = self.vm_monocle.link
+        if link.on:     # each packet at its connection event
+            for i in range(0, len(data), step):
+                link.send(OUT, lambda value=data[i:i + step], session=self.vm_session:
+                          self._timed_emit(value, session))
+            return
         for i in range(0, len(data), step):
             self.vm_outbox.append(data[i:i + step])
         if self.vm_task is None or self.vm_task.done():
             self.vm_task = asyncio.get_running_loop().create_task(self._drain())
         self.vm_wake.set()
+
+    def _timed_emit(self, value, session):
+        if self.vm_notifying and session == self.vm_session:
+            self.vm_value = value
+            self.emit_properties_changed({"Value": value})
 
     async def _drain(self):
         sent = 0
@@ -676,7 +697,23 @@ class Control(ServiceInterface):
                for k, v in fw.stats.items()}
         out["frames"] = Variant("u", fw.frames)
         out["ring_used"] = Variant("u", fw.ring_used)
+        out["link_packets_in"] = Variant("t", self.vm_monocle.link.counts[IN])
+        out["link_packets_out"] = Variant("t", self.vm_monocle.link.counts[OUT])
         return out
+
+    @method()
+    def SetLinkTiming(self, interval_ms: "d", packets: "u", latency_ms: "d"):
+        """The link timing model from now on (linktiming.py); interval 0 turns it off."""
+        try:
+            self.vm_monocle.link.set(interval_ms, packets, latency_ms)
+        except ValueError as e:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", str(e))
+        warn(f"link timing: {self.vm_monocle.link.describe()}")
+
+    @method()
+    def LinkLimit(self, payload: "u") -> "d":
+        """Bytes/s the model carries one way in packets of `payload` bytes; 0 when it is off."""
+        return self.vm_monocle.link.limit(payload, self.vm_monocle.mtu)
 
     @dbus_signal()
     def DisplayChanged(self, text) -> "s":
@@ -699,6 +736,9 @@ class Monocle:
         self.services = {}   # key -> (service, rx, tx)
         self.adapter_name = args.adapter
         self.echo = args.echo
+        self.link = linktiming.LinkTiming()
+        self.link_timing = args.link_timing
+        self.timed_writes = {}   # path -> (longest value, delivery): see timed_request
         self.firmware = Firmware(self, args)
         self.control = Control(self)
         self.mode = "app"    # "dfu": the bootloader (DfuTarg on dfu_adapter) runs instead
@@ -720,9 +760,13 @@ class Monocle:
             self.bus.export(f"{svc_path}/char0", rx)
             self.bus.export(f"{svc_path}/char1", tx)
             self.services[key] = (service, rx, tx)
+            self.timed_writes[f"{svc_path}/char0"] = (
+                lambda: self.mtu - 3, lambda value, key=key: self.on_write(key, value, "request"))
         self.bus.export(ADV_PATH, Advertisement(self))
         self.bus.export(f"{ROOT}/{self.adapter_name}", self.control)
         self.dfu.export(self.bus)
+        self.timed_writes[self.dfu.control_path] = (
+            lambda: self.dfu.mtu - 3, lambda value: self.dfu.on_write(vdfu.DFU_CONTROL, value))
 
     def note(self, event):
         """Appends `event` to the --record file, stamped with the monotonic clock (the same clock
@@ -871,7 +915,27 @@ class Monocle:
         await self.call("org.freedesktop.DBus", "/org/freedesktop/DBus",
                         "org.freedesktop.DBus", "AddMatch", "s", [rule])
 
+    def timed_request(self, msg: Message):
+        """Under the link timing model, a write with response to one of our characteristics is
+        answered at a later connection event. dbus-fast's (synchronous) method handlers reply
+        at once, so such calls are taken here, before them; all else goes on to them."""
+        if (not self.link.on or msg.member != "WriteValue"
+                or msg.interface != "org.bluez.GattCharacteristic1" or msg.path not in self.timed_writes):
+            return None
+        value, options = bytes(msg.body[0]), msg.body[1]
+        kind = options.get("type")
+        if isinstance(kind, Variant) and kind.value != "request":
+            return None     # a write command: the method handler queues it and replies at once
+        limit, deliver = self.timed_writes[msg.path]
+        if len(value) > limit():
+            return Message.new_error(msg, "org.bluez.Error.InvalidValueLength",
+                                     f"Invalid value length {len(value)} > {limit()}")
+        self.link.request(lambda: deliver(value), lambda: self.bus.send(Message.new_method_return(msg)))
+        return True
+
     def on_message(self, msg: Message):
+        if msg.message_type == MessageType.METHOD_CALL:
+            return self.timed_request(msg)
         if msg.message_type != MessageType.SIGNAL:
             return None
         if msg.member == "NameOwnerChanged" and msg.interface == "org.freedesktop.DBus":
@@ -971,6 +1035,9 @@ class Monocle:
             setattr(self, flag, False)
 
     async def run(self, stop: asyncio.Event):
+        if self.link_timing is not None:
+            self.link.set(*self.link_timing)
+            warn(f"link timing: {self.link.describe()}")
         self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
         self.export()
         if not self.echo and vdfu.DfuState.pending(self.fs) and self.dfu.state.app_valid:
@@ -1047,7 +1114,15 @@ def main() -> int:
     parser.add_argument("--dfu-inactivity", type=float, default=180.0, metavar="SECONDS",
                         help="DFU mode: boot the (still valid) app after this long without a "
                              "DFU write (default 180, the bootloader's; 0 = never)")
+    parser.add_argument("--link-timing", metavar="INTERVAL_MS,PACKETS,LATENCY_MS",
+                        help="model a BLE connection's timing (linktiming.py): connection interval, "
+                             "packets per event each way, write response latency; default off")
     args = parser.parse_args()
+    if args.link_timing is not None:
+        try:
+            args.link_timing = linktiming.parse(args.link_timing)
+        except ValueError as e:
+            parser.error(f"--link-timing: {e}")
     if args.mtu < 23 or args.mtu > 517:
         parser.error("--mtu must be within 23..517")
     if not 0 <= args.battery <= 100:
