@@ -11,7 +11,8 @@ import Testing
 /// The measurements of Scripts/bench-update (numbers, not a test: it runs only with
 /// GLASSD_BENCH_UPDATE=1). One virtual Monocle under one link timing model (GLASSD_BENCH_LINK,
 /// `INTERVAL_MS,PACKETS,LATENCY_MS`, see Tests/World/linktiming.py) takes an FPGA image the way Noa
-/// does it, then glassd's windowed way (its window, then one that keeps the modelled link busy),
+/// does it, then glassd's windowed way (its adaptive window, then one fixed at 3: what the scheduler
+/// always holds),
 /// then glassd's REPL way, then a firmware image through its bootloader. Each result is one line
 /// `bench-update: {json}` on stdout for the script to read.
 @Suite(
@@ -53,16 +54,17 @@ struct UpdateBenchmark {
                             try await FPGAUpdate.runWindowed(
                                 image: windowed, repl: repl, data: data, clock: ContinuousClock(), progress: progress))
                     }
-                    // Not glassd's setting: two connection events' worth of chunks in flight (each
-                    // event delivers at most `packets`, and the receiver queues 8).
-                    var busy = FPGAStreamSettings()
-                    busy.window = min(8, 2 * Int(packets))
-                    let wide = Self.image(version: "v99.000.0013")
-                    link = try await Self.fpga("windowed_\(busy.window)", image: wide, link: link, events: events, ble: ble, vm: vm) {
-                        [busy] repl, _, data, progress in
+                    // Not glassd's setting: the window fixed at 3, which MicroPython's scheduler queue
+                    // holds whatever the link delivers at once (glassd starts at 8 and halves on a loss).
+                    var fixed = FPGAStreamSettings()
+                    fixed.window = 3
+                    fixed.minimumWindow = 3
+                    let narrow = Self.image(version: "v99.000.0013")
+                    link = try await Self.fpga("windowed_3", image: narrow, link: link, events: events, ble: ble, vm: vm) {
+                        [fixed] repl, _, data, progress in
                         Self.counts(
                             try await FPGAUpdate.runWindowed(
-                                image: wide, repl: repl, data: data, clock: ContinuousClock(), stream: busy, progress: progress))
+                                image: narrow, repl: repl, data: data, clock: ContinuousClock(), stream: fixed, progress: progress))
                     }
                     let replImage = Self.image(version: "v99.000.0014")
                     link = try await Self.fpga("repl", image: replImage, link: link, events: events, ble: ble, vm: vm) {

@@ -85,7 +85,7 @@ struct UpdateDropTests {
     @Test("ten link drops across entering the bootloader, the firmware transfer, the restart, the scripts and the FPGA image: the update resumes and is verified")
     func drops() async throws {
         try await BLEWorld.with { ble in
-            try await ble.withSession(monocle) { bus, vm in
+            try await ble.withSession(monocle, chunksMayDrop: true) { bus, vm in
                 try await ble.pairReady(monocle, bus)
                 let package = try await DFUPackages.make(size: 120_000, version: "v99.001.0001", in: ble.world.directory)
                 // The scripts go from the device while it is in its bootloader: the new firmware's

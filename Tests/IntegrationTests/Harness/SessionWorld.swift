@@ -9,9 +9,11 @@ extension BLEWorld {
     /// Runs `body` with virtual Monocle `index` (battery 87 %) and glassd (not yet paired) on
     /// `config`; a failure carries the end of glassd's and the device's logs. Afterwards, over
     /// the whole test: nothing glassd sent was lost to the device's REPL ring, never 0x1C, and no
-    /// data-channel callback was dropped.
+    /// data-channel callback was dropped (unless `chunksMayDrop`: the windowed FPGA transfer
+    /// sends more than the scheduler holds when the link does not pace it, and resends).
     func withSession(
-        _ index: Int, config: String? = nil, _ body: (BusConnection, VirtualMonocle) async throws -> Void
+        _ index: Int, config: String? = nil, chunksMayDrop: Bool = false,
+        _ body: (BusConnection, VirtualMonocle) async throws -> Void
     ) async throws {
         try await withMonocle(index, txPower: -45, battery: 87) { _ in
             try await world.withGlassd(config: try config ?? writeConfig()) { _ in
@@ -28,7 +30,7 @@ extension BLEWorld {
                 let stats = try await vm.stats()
                 #expect(stats["ring_dropped"] == 0)
                 #expect(stats["safe_mode"] == 0)
-                #expect(stats["callbacks_dropped"] == 0)
+                if !chunksMayDrop { #expect(stats["callbacks_dropped"] == 0) }
                 await bus.close()
             }
         }
