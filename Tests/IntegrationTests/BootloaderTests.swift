@@ -17,31 +17,6 @@ import Testing
 struct BootloaderTests {
     private static let monocle = 2
 
-    /// A synthetic image of `size` bytes that carries its version where the virtual bootloader looks.
-    static func image(size: Int, version: String) -> [UInt8] {
-        var bytes = Array("GLASSD-FW-VERSION:\(version)".utf8)
-        while bytes.count < size { bytes.append(UInt8(truncatingIfNeeded: bytes.count &* 31)) }
-        return bytes
-    }
-
-    /// An unsigned init packet in the nRF DFU protobuf: Packet{command{op_code INIT, init{fw_version
-    /// 0, hw_version 52, type APPLICATION, app_size}}} (the virtual bootloader checks the size only).
-    static func initPacket(appSize: Int) -> [UInt8] {
-        func varint(_ value: Int) -> [UInt8] {
-            var v = value
-            var out: [UInt8] = []
-            while v >= 0x80 {
-                out.append(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            return out + [UInt8(v)]
-        }
-        func field(_ number: Int, _ value: Int) -> [UInt8] { varint(number << 3) + varint(value) }
-        func field(_ number: Int, _ bytes: [UInt8]) -> [UInt8] { varint(number << 3 | 2) + varint(bytes.count) + bytes }
-        let initCommand = field(1, 0) + field(2, 52) + field(4, 1) + field(7, appSize)
-        return field(1, field(1, 1) + field(2, initCommand))
-    }
-
     @Test("the bootloader at address + 1 takes the image over the DFU profile; a drop mid-image is resumed; the new image boots")
     func transferWithDrop() async throws {
         try await BLEWorld.with { ble in
@@ -50,8 +25,10 @@ struct BootloaderTests {
                     let vm = VirtualMonocle(bus: try await ble.world.connect(), index: Self.monocle)
                     await supervisor.suspend()
                     try await vm.call("EnterDFU")
-                    let image = Self.image(size: 20_000, version: "v99.000.0001")
-                    let initPacket = Self.initPacket(appSize: image.count)
+                    // A signed package from nrfutil, its image carrying its version for the bootloader.
+                    let made = try await DFUPackages.make(size: 20_000, version: "v99.000.0001", in: ble.world.directory)
+                    let package = try DFUPackage(path: made.path)
+                    let (image, initPacket) = (package.image, package.initPacket)
                     let bootloader = BLEWorld.adapterAddress(Self.monocle + 1)
                     #expect(BluetoothAddress(BLEWorld.adapterAddress(Self.monocle))?.bootloader.description == bootloader)
 

@@ -70,7 +70,7 @@ struct UpdateBenchmark {
                     link = try await Self.fpga("repl", image: replImage, link: link, events: events, ble: ble, vm: vm) {
                         repl, _, _, progress in Self.counts(try await FPGAUpdate.run(image: replImage, repl: repl, progress: progress))
                     }
-                    try await Self.firmware(supervisor: supervisor, vm: vm, events: events)
+                    try await Self.firmware(supervisor: supervisor, vm: vm, events: events, directory: ble.world.directory)
                 }
                 await vm.bus.close()
             }
@@ -149,11 +149,14 @@ struct UpdateBenchmark {
 
     /// A firmware image through the bootloader (Firmware.SecureDFU), timed from the first request
     /// to the last Execute's answer; the new image boots.
-    static func firmware(supervisor: LinkSupervisor, vm: VirtualMonocle, events: AsyncStream<LinkEvent>) async throws {
+    static func firmware(
+        supervisor: LinkSupervisor, vm: VirtualMonocle, events: AsyncStream<LinkEvent>, directory: String
+    ) async throws {
+        let made = try await DFUPackages.make(size: dfuBytes, version: "v99.000.0015", in: directory)
+        let package = try DFUPackage(path: made.path)
+        let (image, initPacket) = (package.image, package.initPacket)
         await supervisor.suspend()
         try await vm.call("EnterDFU")
-        let image = BootloaderTests.image(size: dfuBytes, version: "v99.000.0015")
-        let initPacket = BootloaderTests.initPacket(appSize: image.count)
         let (took, payload) = try await supervisor.withBootloader(timeout: .seconds(30)) { link in
             let packet = try #require(link.channel(DFUChannel.packet))
             let dfu = SecureDFU(
