@@ -53,7 +53,7 @@ let package = Package(
                 .embedInCode("DeviceScripts/glassd_ui.py"), .embedInCode("DeviceScripts/glassd_link.py"),
                 .embedInCode("DeviceScripts/glassd_media.py"), .embedInCode("DeviceScripts/main.py"),
                 // Not one of the uploaded scripts: sent for an FPGA update only.
-                .embedInCode("DeviceScripts/glassd_fpga.py"),
+                .embedInCode("DeviceScripts/glassd_receiver.py"),
             ],
             swiftSettings: strict),
 

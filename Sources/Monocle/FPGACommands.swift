@@ -71,18 +71,23 @@ public enum FPGACommands {
     /// Resets the device: the firmware then boots the FPGA from the new image. The link drops.
     public static let reset = "import device\ndevice.reset()"
 
-    /// Starts the data-channel receiver (DeviceScripts/glassd_fpga.py) for an image of `size`
-    /// bytes: comment lines left out and indentation narrowed so it fits one command. It returns
-    /// to the REPL when done, printing the count.
+    /// Starts the data-channel receiver (DeviceScripts/glassd_receiver.py) for an image of `size`
+    /// bytes, written to the FPGA's flash. It returns to the REPL when done, printing the count.
     public static func receiver(size: Int) -> String {
-        let source = String(decoding: PackageResources.glassd_fpga_py, as: UTF8.self)
+        receiverDefinition + "\nimport update\n_gfr(\(size),update.Fpga.write)"
+    }
+
+    /// The receiver's definition: comment lines left out and indentation narrowed so it fits one
+    /// command.
+    public static var receiverDefinition: String {
+        let source = String(decoding: PackageResources.glassd_receiver_py, as: UTF8.self)
         var lines: [String] = []
         for line in source.split(separator: "\n") {
             let body = line.drop { $0 == " " }
             if body.isEmpty || body.hasPrefix("#") { continue }
             lines.append(String(repeating: " ", count: (line.count - body.count) / 4) + body)
         }
-        return lines.joined(separator: "\n") + "\n_gfr(\(size))"
+        return lines.joined(separator: "\n")
     }
 
     /// The data-channel prefix of an image chunk (host to device); the device answers with

@@ -36,6 +36,24 @@ extension FPGAUpdate {
         try await erase(image, &run, settings, progress)
         try await mapped { try await repl.start(FPGACommands.receiver(size: image.count)) }
 
+        let sent = try await sendWindowed(image, data: data, clock: clock, stream: stream) { bytes in
+            progress(FPGAProgress(bytes: bytes, total: image.count, phase: .writing))
+        }
+        // The receiver has returned to the REPL and printed its count: enter again to skip that.
+        try await mapped { try await repl.enter() }
+        try await finish(image, &run, settings, progress)
+        return FPGAUpdateReport(
+            imageBytes: image.count, writeCommands: sent.frames, resends: run.resends + sent.resends,
+            roundTrips: await repl.roundTrips - before)
+    }
+
+    /// Sends `bytes` to the receiver started on the device (DeviceScripts/glassd_receiver.py):
+    /// binary chunks, `window` in flight, acknowledged cumulatively; a lost chunk makes the device
+    /// drop what follows and the host resends from the acknowledged offset (halving the window).
+    /// `acknowledged` gets each new count. On failure the receiver is told to stop.
+    static func sendWindowed<C: Clock>(
+        _ image: [UInt8], data: any ByteChannel, clock: C, stream: FPGAStreamSettings, acknowledged: (Int) -> Void
+    ) async throws(FPGAUpdateError) -> (frames: Int, resends: Int) where C.Duration == Duration {
         let payload = data.maxPacketSize - FPGACommands.dataHeader
         guard payload > 0 else { throw .repl(.commandTooLong(FPGACommands.dataHeader, limit: data.maxPacketSize)) }
         var acked = 0
@@ -47,7 +65,7 @@ extension FPGAUpdate {
         // count, and one resend from there is enough.
         var wentBack = -1
         var window = max(1, stream.window)
-        progress(FPGAProgress(bytes: 0, total: image.count, phase: .writing))
+        acknowledged(0)
         do throws(FPGAUpdateError) {
             while acked < image.count {
                 while next < image.count && next - acked < window * payload {
@@ -66,7 +84,7 @@ extension FPGAUpdate {
                         if n > acked {
                             acked = n
                             silent = 0
-                            progress(FPGAProgress(bytes: acked, total: image.count, phase: .writing))
+                            acknowledged(acked)
                         } else if n == acked && next > acked && wentBack != acked {
                             next = acked
                             wentBack = acked
@@ -94,15 +112,10 @@ extension FPGAUpdate {
             try? await data.write(FPGACommands.stopPrefix)
             throw error
         }
-        // The receiver has returned to the REPL and printed its count: enter again to skip that.
-        try await mapped { try await repl.enter() }
-        try await finish(image, &run, settings, progress)
-        return FPGAUpdateReport(
-            imageBytes: image.count, writeCommands: frames, resends: run.resends + resends,
-            roundTrips: await repl.roundTrips - before)
+        return (frames, resends)
     }
 
-    private static func mapped(_ body: () async throws -> Void) async throws(FPGAUpdateError) {
+    static func mapped(_ body: () async throws -> Void) async throws(FPGAUpdateError) {
         do {
             try await body()
         } catch is CancellationError {

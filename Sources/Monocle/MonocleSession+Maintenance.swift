@@ -74,7 +74,7 @@ extension MonocleSession {
 
     /// Ends a diversion: a borrower still reading sees the end of its channels.
     func endDiversion() {
-        diversion?.serial.finish()
+        diversion?.serial?.finish()
         diversion?.data?.finish()
         diversion = nil
     }

@@ -9,6 +9,10 @@ public struct SessionSettings: Sendable {
     public var uploadCommandTimeout: Duration = .seconds(10)
     /// From starting the scripts until they say `rdy:`.
     public var startTimeout: Duration = .seconds(20)
+    /// Scripts of this many bytes or more go on the data channel (`ScriptStream`), fewer over the
+    /// REPL alone (`ScriptUpload`), which is also the fallback.
+    public var streamScriptsFrom = 4096
+    public var scriptStream = ScriptStream.window
 
     public init() {}
 }
@@ -46,8 +50,9 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private var answer: AnswerStream?
     /// The current link's channels, from its start until it ends (lent out by `maintain`).
     var channels: (serial: any ByteChannel, data: any ByteChannel)?
-    /// While the link is lent out: where the readers put what the glasses send.
-    var diversion: (serial: PacketInbox, data: PacketInbox?)?
+    /// While the link is lent out (or the data channel, to stream the scripts): where the readers
+    /// put what the glasses send.
+    var diversion: (serial: PacketInbox?, data: PacketInbox?)?
     /// Each `rdy:` of the scripts.
     let readyPulse = Pulse()
     /// Drops the current link so the supervisor connects afresh (set by `run`).
@@ -149,8 +154,8 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
                     throw ReplError.closed
                 }
                 group.addTask {
-                    try await self.bringUp(repl, dataLink: dataLink, maxPayload: data.maxPacketSize - DataMessage.prefixLength,
-                        started: started, generation: generation)
+                    try await self.bringUp(repl, data: data, dataLink: dataLink,
+                        maxPayload: data.maxPacketSize - DataMessage.prefixLength, started: started, generation: generation)
                     try await self.watchSerial(serial)
                 }
                 try await group.next()
@@ -170,7 +175,8 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     }
 
     private func bringUp(
-        _ repl: RawRepl<C>, dataLink: DataLink<C>, maxPayload: Int, started: OneShotEvent, generation: UInt64
+        _ repl: RawRepl<C>, data: any ByteChannel, dataLink: DataLink<C>, maxPayload: Int, started: OneShotEvent,
+        generation: UInt64
     ) async throws {
         set(.handshake, for: generation)
         try await repl.enter()
@@ -181,9 +187,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         if upload {
             set(.uploading, for: generation)
             logger.info("uploading the device scripts", metadata: ["version": "\(scripts.version)"])
-            for command in ScriptUpload.commands(scripts, maxCommandBytes: repl.settings.maxCommandBytes) {
-                try await repl.execute(command, timeout: settings.uploadCommandTimeout)
-            }
+            try await uploadScripts(repl, data: data)
             let after = try DeviceCommands.parseCheck(try await repl.execute(DeviceCommands.check(scripts)))
             guard after.storedScripts == scripts.version else {
                 throw ReplError.unexpectedReply("the scripts on the device do not match after the upload")
@@ -225,14 +229,44 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         }
     }
 
+    /// Large scripts on the data channel (its reader diverted meanwhile), falling back to the REPL
+    /// method if that fails with the link still up; small ones over the REPL.
+    private func uploadScripts(_ repl: RawRepl<C>, data: any ByteChannel) async throws {
+        let size = scripts.files.reduce(0) { $0 + scripts.uploaded($1).count }
+        if size >= settings.streamScriptsFrom {
+            let lent = LentChannel(channel: data, incoming: PacketInbox())
+            diversion = (serial: nil, data: lent.incoming)
+            defer { endDiversion() }
+            do {
+                let frames = try await ScriptStream.upload(
+                    scripts, repl: repl, data: lent, clock: clock, stream: settings.scriptStream,
+                    commandTimeout: settings.uploadCommandTimeout)
+                logger.debug("scripts streamed", metadata: ["bytes": "\(size)", "chunks": "\(frames)"])
+                return
+            } catch ReplError.closed {
+                throw ReplError.closed
+            } catch FPGAUpdateError.repl(.closed) {
+                throw ReplError.closed
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                logger.notice("streaming the scripts failed, sending them over the REPL: \(error)")
+                try await repl.enter()
+            }
+        }
+        for command in ScriptUpload.commands(scripts, maxCommandBytes: repl.settings.maxCommandBytes) {
+            try await repl.execute(command, timeout: settings.uploadCommandTimeout)
+        }
+    }
+
     /// While the scripts run, the REPL says nothing; its banner means they stopped (crashed).
     /// While the link is lent out, what comes goes to the borrower.
     private func watchSerial(_ serial: any ByteChannel) async throws {
         var buffer = ReplBuffer(limit: 4096)
         for await incoming in serial.incoming {
             guard case .packet(let bytes) = incoming else { continue }
-            if let diversion {
-                diversion.serial.push(bytes)
+            if let lent = diversion?.serial {
+                lent.push(bytes)
                 buffer.clear()
                 continue
             }

@@ -30,13 +30,17 @@ public enum ScriptUpload {
             }
             commands.append("\(handle).close()\ndel \(handle)")
         }
-        // All files complete: rename them into place (main.py last), and leave the welcome marker.
+        commands.append(finish(scripts))
+        return commands
+    }
+
+    /// All files complete: rename them into place (main.py last), and leave the welcome marker.
+    static func finish(_ scripts: DeviceScripts) -> String {
         var finish = ["import os"]
         for file in scripts.files {
             finish.append("os.rename('\(file.name)\(temporarySuffix)','\(file.name)')")
         }
         finish.append("open('\(DeviceScripts.freshMarker)','w').close()")
-        commands.append(finish.joined(separator: "\n"))
-        return commands
+        return finish.joined(separator: "\n")
     }
 }

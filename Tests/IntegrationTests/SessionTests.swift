@@ -89,6 +89,11 @@ struct SessionIntegrationTests {
             let states = try await pairAndWaitReady(ble, bus)
             #expect(states.drop { $0 != "connecting" } == ["connecting", "handshake", "checking", "uploading", "starting", "ready"])
             expectScriptsInstalled(ble)
+            // The scripts (over 4 KiB) went as binary chunks on the data channel, none lost.
+            let size = DeviceScripts.bundled.files.reduce(0) { $0 + DeviceScripts.bundled.uploaded($1).count }
+            let chunks = Int64(size / (256 - 3 - FPGACommands.dataHeader))
+            let streamed = try await vm.stats()["data_messages_in"] ?? 0
+            #expect(streamed >= chunks, "\(streamed) data-channel messages for \(size) bytes of scripts")
             let version = DeviceScripts.bundled.version
             #expect(try await deviceProperty(bus, "ScriptsVersion") == .string(version))
             #expect(try await deviceProperty(bus, "FirmwareVersion") == .string("v23.248.0754"))

@@ -5,7 +5,7 @@ import Monocle
 import Synchronization
 import Testing
 
-/// The data channel with the receiver's behaviour (DeviceScripts/glassd_fpga.py) in Swift, on
+/// The data channel with the receiver's behaviour (DeviceScripts/glassd_receiver.py) in Swift, on
 /// the same fake flash: a chunk at the device's count is written, any other dropped, and each
 /// answered with `fpa:<count>` (the script answers once per burst; the host takes either). `lose` names chunks (1-based) that never arrive.
 final class FakeFPGAData: ByteChannel {
@@ -51,7 +51,7 @@ struct FPGAStreamTests {
         let code = FPGACommands.receiver(size: 444_430)
         #expect(code.utf8.count + 1 <= 960, "\(code.utf8.count) bytes")
         #expect(code.utf8.allSatisfy { $0 == 0x0A || ($0 >= 0x20 && $0 < 0x7F) })
-        #expect(code.hasSuffix("\n_gfr(444430)"))
+        #expect(code.hasSuffix("\n_gfr(444430,update.Fpga.write)"))
         #expect(!code.contains("#"))
     }
 

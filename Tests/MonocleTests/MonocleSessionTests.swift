@@ -11,11 +11,12 @@ struct MonocleSessionTests {
         .init(name: "glassd_ui.py", contents: Array("x=1\n".utf8)), .init(name: "main.py", contents: Array("run()\n".utf8)),
     ])
 
-    private func session() -> MonocleSession<ContinuousClock> {
+    private func session(configure: (inout SessionSettings) -> Void = { _ in }) -> MonocleSession<ContinuousClock> {
         var settings = SessionSettings()
         settings.repl.drain = .milliseconds(10)
         settings.repl.bannerTimeout = .milliseconds(300)
         settings.startTimeout = .seconds(2)
+        configure(&settings)
         return MonocleSession(scripts: Self.scripts, clock: ContinuousClock(), settings: settings, logger: Logger(label: "test"))
     }
 
@@ -28,6 +29,31 @@ struct MonocleSessionTests {
             if status.state == .ready || status.state == .error { break }
         }
         return seen
+    }
+
+    @Test("scripts streamed on the data channel to a device whose receiver never answers: sent over the REPL instead, and ready")
+    func streamFallback() async throws {
+        let session = session { settings in
+            settings.streamScriptsFrom = 0
+            settings.scriptStream.ackTimeout = .milliseconds(30)
+            settings.scriptStream.silences = 1
+        }
+        let device = FakeMonocle(scripts: Self.scripts)
+        let (links, feed) = AsyncStream.makeStream(of: LinkEvent.self)
+        let run = Task { await session.run(links: links) { _ in } }
+        feed.yield(.up(device.link, generation: 1))
+        for await event in session.events {
+            if case .status(let status) = event, status.state == .ready || status.state == .error {
+                #expect(status.state == .ready, "\(status.reason)")
+                break
+            }
+        }
+        #expect(device.serial.commands.contains(FPGACommands.receiverDefinition))
+        #expect(device.data.writes.withLock { !$0.isEmpty }, "chunks were sent")
+        #expect(device.serial.commands.filter { $0.contains("a2b_base64") }.count == 2)
+        #expect(device.flash.withLock { $0.stored } == Self.scripts.version)
+        feed.finish()
+        await run.value
     }
 
     @Test("a fresh device: handshake, checking, uploading, starting, ready; a current one: no upload, no reboot")

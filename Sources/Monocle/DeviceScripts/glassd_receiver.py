@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# glassd on the Monocle: the FPGA image receiver. Sent as one raw-REPL command for an update
-# (never stored; comment lines are left out), after the erase set _gf = 0. Takes
+# glassd on the Monocle: the data-channel receiver of an FPGA image or a large script. Sent as one
+# raw-REPL command (never stored; comment lines are left out), then called with the size and the
+# writer (update.Fpga.write after the erase, or a file's write), with _gf = 0. Takes
 # fpg:<u32 big-endian offset><bytes> on the data channel, writes what continues at _gf with
-# update.Fpga.write and answers fpa:<_gf> (cumulative) whenever its queue runs empty (one answer
+# w and answers fpa:<_gf> (cumulative) whenever its queue runs empty (one answer
 # per burst: fewer notifications); a message after a lost one is dropped, and the answer says where
 # to resume. fpe:<text> if a write fails. Ends at `size` bytes, on fpx: or after 10 s without a
 # message, and prints _gf.
-import bluetooth, update, time
-def _gfr(size):
+import bluetooth, time
+def _gfr(size, w):
     global _gf
     q = []
     def rx(m):
@@ -36,7 +37,7 @@ def _gfr(size):
             continue
         if int.from_bytes(m[4:8], 'big') == _gf:
             try:
-                update.Fpga.write(m[8:])
+                w(m[8:])
             except Exception as e:
                 tell(b'fpe:', str(e))
                 break
