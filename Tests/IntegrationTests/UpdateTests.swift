@@ -55,9 +55,10 @@ struct UpdateTests {
 
     @Test("glassctl update with a firmware package and an FPGA image: one bar through every phase, new versions read back, recorded")
     func fullUpdate() async throws {
-        try await withReadyGlasses { ble, bus, vm, _ in
-            // A link paced as a real one (15 ms events, 4 packets each way): the FPGA window of 8
-            // then loses no chunk (checked after the test, with every data-channel callback).
+        try await withReadyGlasses(chunksMayDrop: true) { ble, bus, vm, _ in
+            // A link paced as a real one (15 ms events, 4 packets each way), so the transfer runs
+            // at a meaningful speed. A MicroPython slowed by a loaded machine may still drop a
+            // chunk from its scheduler queue: the window halves and the chunk is resent.
             _ = try await vm.call("SetLinkTiming", [.double(15), .uint32(4), .double(15)])
             let package = try await DFUPackages.make(size: 24_000, version: "v99.001.0001", in: ble.world.directory)
             let fpga = try await Self.fpgaImage(version: "v99.002.0002", in: ble.world)
