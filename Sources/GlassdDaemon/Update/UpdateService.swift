@@ -98,9 +98,11 @@ final class UpdateService: Sendable {
             pending.device == (await supervisor.snapshot().paired?.description)
         {
             // An earlier update left the glasses in their bootloader: go on with its package.
-            let package = try UpdateImages.package(pending.bytes, pinned: nil)
-            let images = UpdateImages(firmware: .init(file: pending.bytes, package: package, version: pending.version), fpga: nil)
-            return try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true).path
+            do {
+                return try await start(try Self.images(pending), plan: UpdatePlan(firmware: true, fpga: false), resuming: true).path
+            } catch let refusal as UpdateRefusal {
+                throw refusal.busError
+            }
         }
         guard status.state == .ready else {
             throw BusError(
@@ -276,14 +278,17 @@ final class UpdateService: Sendable {
                 try await history.dropPackage()
                 return
             }
-            let package = try UpdateImages.package(pending.bytes, pinned: nil)
-            let images = UpdateImages(
-                firmware: .init(file: pending.bytes, package: package, version: pending.version), fpga: nil)
             logger.notice("resuming the firmware update glassd stopped in", metadata: ["device": "\(pending.device)"])
-            _ = try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
+            _ = try await start(try Self.images(pending), plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
         } catch {
             logger.warning("cannot resume the interrupted update: \(error)")
         }
+    }
+
+    /// The kept package of an update that may have left the glasses in their bootloader.
+    private static func images(_ pending: (device: String, bytes: [UInt8], version: String?)) throws(UpdateRefusal) -> UpdateImages {
+        let package = try UpdateImages.package(pending.bytes, pinned: nil)
+        return UpdateImages(firmware: .init(file: pending.bytes, package: package, version: pending.version), fpga: nil)
     }
 
     private func requiredMark(_ info: DeviceInfo?) -> UpdateMark {
