@@ -42,6 +42,7 @@ public enum GlassdBus {
         public static let version = "Version"
         public static let mode = "Mode"
         public static let backend = "Backend"
+        public static let privacy = "Privacy"
         public static let pairedDevice = "PairedDevice"
         public static let state = "State"
     }

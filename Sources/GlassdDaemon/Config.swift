@@ -39,6 +39,8 @@ public struct Config: Sendable, Equatable {
     public var autoUpdate = false
     /// Below this battery level (percent) an update is refused unless forced.
     public var updateMinBattery = 20
+    /// `[privacy]`: keep every backend on this machine.
+    var privacy = PrivacyPolicy()
 
     public init() {}
 
@@ -72,6 +74,7 @@ public struct Config: Sendable, Equatable {
         let voice = try section(table, "voice", file: file)
         let photos = try section(table, "photos", file: file)
         let update = try section(table, "update", file: file)
+        let privacy = try section(table, "privacy", file: file)
         let reader = Reader(file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.visionModel = try reader.string(assistant, "assistant", "vision_model")
@@ -98,6 +101,12 @@ public struct Config: Sendable, Equatable {
         config.firmwareDirectory = try reader.string(update, "update", "firmware_dir")
         config.autoUpdate = try reader.bool(update, "update", "auto") ?? config.autoUpdate
         config.updateMinBattery = try reader.int(update, "update", "min_battery", in: 0...100) ?? config.updateMinBattery
+        config.privacy.localOnly = try reader.bool(privacy, "privacy", "local_only") ?? false
+        config.privacy.allowedHosts = try reader.strings(privacy, "privacy", "allowed_hosts") ?? []
+        // Before anything is looked up or connected: the daemon does not start.
+        try config.privacy.check(
+            [("[assistant] base_url", config.baseURL), ("[transcription] base_url", config.transcriptionURL)]
+                .compactMap { setting, url in url.map { (setting, $0) } }, file: file)
         return config
     }
 
@@ -123,6 +132,13 @@ public struct Config: Sendable, Equatable {
                 parsed.host != nil
             else { throw Error(description: "\(file): [\(section)] \(key) must be an http(s) URL, not \"\(url)\"") }
             return url
+        }
+
+        func strings(_ table: TOMLTable?, _ section: String, _ key: String) throws(Error) -> [String]? {
+            guard let value = table?[key] else { return nil }
+            guard let array = value.array, let strings = Optional(array.compactMap(\.string)), strings.count == array.count
+            else { throw Error(description: "\(file): [\(section)] \(key) must be a list of strings") }
+            return strings
         }
 
         func bool(_ table: TOMLTable?, _ section: String, _ key: String) throws(Error) -> Bool? {

@@ -100,7 +100,8 @@ public enum Daemon {
         }
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
-            mode: mode, backendDescription: client?.config.publicDescription ?? "", logger: logger, link: link,
+            mode: mode, backendDescription: client?.config.publicDescription ?? "", privacy: config.privacy.name,
+            logger: logger, link: link,
             updateMethods: updates?.methods ?? [
                 .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { _ in
                     throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
@@ -117,6 +118,7 @@ public enum Daemon {
                 "state_directory": "\(stateDirectory)",
                 "backend": "\(client?.config.publicDescription ?? "none")",
                 "api_key": "\(key?.source.rawValue ?? "none")",
+                "privacy": "\(config.privacy.name)",
             ])
         _ = sd_notify(0, "READY=1\nSTATUS=Answering on \(GlassdBus.name)")
 

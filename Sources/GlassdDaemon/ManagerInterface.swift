@@ -18,6 +18,8 @@ struct ManagerInterface {
     let photos: PhotoStore
     let mode: ModeSetting
     let backendDescription: String
+    /// `local-only` or `cloud` ([privacy] local_only).
+    let privacy: String
     let logger: Logger
     /// The glasses link's members (Pair, Unpair, Scan, PairedDevice, State).
     let link: LinkInterface?
@@ -42,6 +44,7 @@ struct ManagerInterface {
                     logger.info("mode changed", metadata: ["mode": "\(newMode.rawValue)"])
                 },
                 .init(GlassdBus.Property.backend, .string(backendDescription), change: .constant),
+                .init(GlassdBus.Property.privacy, .string(privacy), change: .constant),
             ] + (link?.properties ?? LinkInterface.initialProperties),
             signals: [
                 .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),

@@ -13,6 +13,7 @@ struct Status: AsyncParsableCommand {
         var version: String
         var mode: String
         var backend: String
+        var privacy: String
         var link: String
         var device: DeviceInfo?
     }
@@ -25,12 +26,14 @@ struct Status: AsyncParsableCommand {
                 version: try await client.property(GlassdBus.Property.version).string ?? "",
                 mode: try await client.property(GlassdBus.Property.mode).string ?? "",
                 backend: try await client.property(GlassdBus.Property.backend).string ?? "",
+                privacy: try await client.property(GlassdBus.Property.privacy).string ?? "",
                 link: try await client.property(GlassdBus.Property.state).string ?? "",
                 device: try await client.devices().first { $0.path == paired })
             if options.json { return try printJSON(status) }
             print("version: \(status.version)")
             print("mode:    \(status.mode)")
             print("backend: \(status.backend.isEmpty ? "(not configured)" : status.backend)")
+            print("privacy: \(status.privacy)")
             print("glasses: \(status.link)")
             if let d = status.device {
                 if !d.state_reason.isEmpty { print("reason:  \(d.state_reason)") }

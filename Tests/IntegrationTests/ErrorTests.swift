@@ -168,3 +168,31 @@ struct ErrorTests {
         }
     }
 }
+
+@Suite("Local-only privacy at start-up")
+struct PrivacyStartTests {
+    @Test("local_only with a remote URL: glassd does not start (exit 78) and names the URL and the setting; with a loopback one it serves, Privacy local-only")
+    func refusesRemote() async throws {
+        try await World.with { world in
+            let config = world.directory + "/private.conf"
+            try "[assistant]\nbase_url = \"https://chat.example.invalid/v1\"\n[privacy]\nlocal_only = true\n"
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            let refused = try await runCommand(
+                Paths.glassd, ["--bus", "session", "--config", config, "--state-dir", world.directory + "/state"],
+                environment: ["DBUS_SESSION_BUS_ADDRESS": world.busAddress, "DBUS_SYSTEM_BUS_ADDRESS": world.busAddress])
+            #expect(refused.status == 78)
+            #expect(refused.stderr.contains("https://chat.example.invalid/v1"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("[assistant] base_url"), "\(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1, "one line: \(refused.stderr)")
+
+            try "[assistant]\nbase_url = \"\(world.serverURL)\"\n[privacy]\nlocal_only = true\n"
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            try await world.withGlassd(config: config) { _ in
+                let status = try await world.glassctl(["status"])
+                #expect(status.stdout.contains("privacy: local-only"), "\(status.stdout)")
+                let answer = try await world.glassctl(["query", "hello"])
+                #expect(answer.ok, "\(answer.stderr)")
+            }
+        }
+    }
+}
