@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Not "CZlib": ZIPFoundation already defines a module of that name.
         .systemLibrary(name: "CZlibCRC", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
@@ -76,6 +77,8 @@ let package = Package(
         .target(name: "HTTPKit", dependencies: ["CCurl", "GlassdCore"], swiftSettings: strict),
         // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
         .target(name: "Audio", dependencies: ["CSpeexDSP"], swiftSettings: strict),
+        // Scene mode's frame filter: a camera JPEG decoded to grayscale, then dark, blurry, unchanged.
+        .target(name: "Scene", dependencies: ["CTurboJPEG"], swiftSettings: strict),
         .target(
             name: "Storage",
             dependencies: ["GlassdCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -115,6 +118,8 @@ let package = Package(
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(
+            name: "SceneTests", dependencies: ["Scene"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
