@@ -4,7 +4,9 @@
 /// context can be hundreds of messages, and a general-purpose JSON round trip (building a
 /// dictionary tree, then serialising it) cost more than everything else in the turn.
 enum ChatRequestBody {
-    static func encode(model: String, messages: [ChatMessage]) -> [UInt8] {
+    /// With `includeUsage`, asks for the stream's token usage (`stream_options`, which the spec
+    /// allows only with `stream: true`, as here).
+    static func encode(model: String, messages: [ChatMessage], includeUsage: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64 + model.utf8.count + messages.reduce(0) { $0 + $1.encodedSize })
         out.append(contentsOf: #"{"messages":["#.utf8)
@@ -27,7 +29,9 @@ enum ChatRequestBody {
         }
         out.append(contentsOf: #"],"model":"#.utf8)
         appendString(model, to: &out)
-        out.append(contentsOf: #","stream":true}"#.utf8)
+        out.append(contentsOf: #","stream":true"#.utf8)
+        if includeUsage { out.append(contentsOf: #","stream_options":{"include_usage":true}"#.utf8) }
+        out.append(UInt8(ascii: "}"))
         return out
     }
 

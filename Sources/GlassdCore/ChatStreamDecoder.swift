@@ -18,19 +18,34 @@ public enum ChatStreamDecoder {
 
     /// One SSE event (`event: error` is a failure whatever its data).
     public static func decode(_ event: SSEParser.Event) throws(DecodeError) -> Piece {
+        var ignored: TokenUsage?
+        return try decode(event, usage: &ignored)
+    }
+
+    /// One SSE event; a token report it carries goes into `usage`, left as it was otherwise.
+    public static func decode(_ event: SSEParser.Event, usage: inout TokenUsage?) throws(DecodeError) -> Piece {
         if event.event == "error" {
             let object = try? parseObject(event.data)
             throw .upstream(object.flatMap(errorMessage(in:)) ?? (event.data.isEmpty ? "stream error" : event.data))
         }
-        return try decode(event: event.data)
+        return try decode(event: event.data, usage: &usage)
     }
 
     /// One SSE event's data.
     public static func decode(event data: String) throws(DecodeError) -> Piece {
+        var ignored: TokenUsage?
+        return try decode(event: data, usage: &ignored)
+    }
+
+    /// One SSE event's data; a token report goes into `usage`. With `include_usage` it comes in a
+    /// last chunk of its own (`choices: []`); some servers put it on the last content chunk
+    /// instead, and the rest send `usage: null` or nothing, which leaves `usage` alone.
+    public static func decode(event data: String, usage: inout TokenUsage?) throws(DecodeError) -> Piece {
         let trimmed = data.trimmingCharacters(in: .whitespaces)
         if trimmed == "[DONE]" { return .done }
         let object = try parseObject(trimmed)
         if let message = errorMessage(in: object) { throw .upstream(message) }
+        if let reported = TokenUsage(json: object["usage"]) { usage = reported }
         guard let choices = object["choices"] as? [Any] else {
             // Chunks without choices carry usage or metadata only.
             return .nothing
@@ -48,8 +63,15 @@ public enum ChatStreamDecoder {
 
     /// A non-streamed `chat.completion` body (servers that ignore `stream: true`).
     public static func decode(completion body: [UInt8]) throws(DecodeError) -> String {
+        var ignored: TokenUsage?
+        return try decode(completion: body, usage: &ignored)
+    }
+
+    /// A non-streamed `chat.completion` body; its `usage`, if reported, goes into `usage`.
+    public static func decode(completion body: [UInt8], usage: inout TokenUsage?) throws(DecodeError) -> String {
         let object = try parseObject(String(decoding: body, as: UTF8.self))
         if let message = errorMessage(in: object) { throw .upstream(message) }
+        if let reported = TokenUsage(json: object["usage"]) { usage = reported }
         guard let choices = object["choices"] as? [[String: Any]],
             let message = choices.first?["message"] as? [String: Any]
         else { throw .malformed }

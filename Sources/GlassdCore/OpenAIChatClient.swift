@@ -46,6 +46,17 @@ enum ServerURL {
     static func host(_ url: String) -> String { URL(string: url)?.host ?? url }
 }
 
+/// A whole answer and the tokens its request used (nil when the server did not say).
+public struct ChatCompletion: Sendable, Equatable {
+    public var text: String
+    public var usage: TokenUsage?
+
+    public init(text: String, usage: TokenUsage?) {
+        self.text = text
+        self.usage = usage
+    }
+}
+
 /// Streams one chat completion from an OpenAI-compatible server, retrying what is worth retrying.
 public struct OpenAIChatClient: Sendable {
     /// An answer is cut here: nothing sensible is longer, and memory stays bounded.
@@ -56,6 +67,7 @@ public struct OpenAIChatClient: Sendable {
     private let retry: RetryPolicy
     private let sleep: @Sendable (Duration) async throws -> Void
     private let redactor: SecretRedactor
+    private let streamOptions = StreamOptionsSupport()
 
     public init(
         config: ChatServerConfig, transport: any HTTPTransport, retry: RetryPolicy = RetryPolicy(),
@@ -73,15 +85,30 @@ public struct OpenAIChatClient: Sendable {
     public func complete(
         _ messages: [ChatMessage], model: String? = nil, onDelta: @Sendable (String) async -> Void
     ) async throws(AssistantError) -> String {
-        // Encoded once: a retry sends the same bytes, and a photo makes them worth not redoing.
-        let body = ChatRequestBody.encode(model: model ?? config.model, messages: messages)
+        try await completion(messages, model: model, onDelta: onDelta).text
+    }
+
+    /// As `complete`, with the tokens the request used when the server reports them (it is asked
+    /// to with `stream_options`; one that ignores the option reports nothing).
+    public func completion(
+        _ messages: [ChatMessage], model: String? = nil, onDelta: @Sendable (String) async -> Void
+    ) async throws(AssistantError) -> ChatCompletion {
+        // Encoded once: a retry sends the same bytes, and a photo makes them worth not redoing
+        // (again only if the server refuses stream_options).
+        let model = model ?? config.model
+        var askUsage = streamOptions.accepted
+        var body = ChatRequestBody.encode(model: model, messages: messages, includeUsage: askUsage)
         return try await retry.run(
             within: config.timeout, timedOut: timeoutError, cancelled: .upstreamFailed("The question was cancelled."),
             sleep: sleep
         ) { remaining throws(AttemptFailure) in
+            if askUsage && !streamOptions.accepted {
+                askUsage = false
+                body = ChatRequestBody.encode(model: model, messages: messages, includeUsage: false)
+            }
             var emitted = false
             do throws(AttemptFailure) {
-                return try await once(body, timeout: remaining, emitted: &emitted, onDelta: onDelta)
+                return try await once(body, askedUsage: askUsage, timeout: remaining, emitted: &emitted, onDelta: onDelta)
             } catch {
                 // Text already shown cannot be taken back, so a stream that broke midway is final.
                 if emitted, case .retry(let failure, _) = error { throw .final(failure) }
@@ -95,8 +122,9 @@ public struct OpenAIChatClient: Sendable {
     }
 
     private func once(
-        _ body: [UInt8], timeout: Duration, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
-    ) async throws(AttemptFailure) -> String {
+        _ body: [UInt8], askedUsage: Bool, timeout: Duration, emitted: inout Bool,
+        onDelta: @Sendable (String) async -> Void
+    ) async throws(AttemptFailure) -> ChatCompletion {
         let response: HTTPResponse
         do {
             response = try await transport.send(request(body, timeout: timeout))
@@ -111,11 +139,12 @@ public struct OpenAIChatClient: Sendable {
             if type.contains("application/json") {
                 let body = try await collect(response.body, emitted: false)
                 do {
-                    let answer = try ChatStreamDecoder.decode(completion: body)
+                    var usage: TokenUsage?
+                    let answer = try ChatStreamDecoder.decode(completion: body, usage: &usage)
                     guard !answer.isEmpty else { throw ChatStreamDecoder.DecodeError.malformed }
                     emitted = true
                     await onDelta(answer)
-                    return answer
+                    return ChatCompletion(text: answer, usage: usage)
                 } catch {
                     throw decodeAttemptFailure(error, emitted: false)
                 }
@@ -137,6 +166,11 @@ public struct OpenAIChatClient: Sendable {
             let body = (try? await collect(response.body, emitted: false)) ?? []
             let detail = ChatStreamDecoder.errorMessage(body: body).map { ": " + redactor.clean($0) } ?? ""
             let error = AssistantError.upstreamFailed("\(config.host) answered HTTP \(response.status)\(detail)")
+            if askedUsage && StreamOptionsSupport.isRefusal(status: response.status, body: body) {
+                // Nothing was shown yet: at once again, without it (the next attempt sees this).
+                streamOptions.markRefused()
+                throw .retry(error, after: .zero)
+            }
             let transient = response.status >= 500 || response.status == 408 || response.status == 409
             throw transient ? .retry(error, after: RetryPolicy.retryAfter(response.headers)) : .final(error)
         }
@@ -144,13 +178,14 @@ public struct OpenAIChatClient: Sendable {
 
     private func stream(
         _ body: AsyncThrowingStream<[UInt8], any Error>, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
-    ) async throws(AttemptFailure) -> String {
+    ) async throws(AttemptFailure) -> ChatCompletion {
         var parser = SSEParser()
         var answer = ""
+        var usage: TokenUsage?
         do {
             reading: for try await chunk in body {
                 for event in parser.feed(chunk) {
-                    switch try ChatStreamDecoder.decode(event) {
+                    switch try ChatStreamDecoder.decode(event, usage: &usage) {
                     case .text(let piece):
                         guard answer.utf8.count < Self.maxAnswerBytes else { break reading }
                         answer += piece
@@ -161,7 +196,7 @@ public struct OpenAIChatClient: Sendable {
                     }
                 }
             }
-            if let last = parser.finish(), case .text(let piece) = try ChatStreamDecoder.decode(last) {
+            if let last = parser.finish(), case .text(let piece) = try ChatStreamDecoder.decode(last, usage: &usage) {
                 answer += piece
                 emitted = true
                 await onDelta(piece)
@@ -174,7 +209,7 @@ public struct OpenAIChatClient: Sendable {
         guard !answer.isEmpty else {
             throw .retry(.upstreamFailed("\(config.host) sent an empty answer."), after: nil)
         }
-        return answer
+        return ChatCompletion(text: answer, usage: usage)
     }
 
     private func collect(

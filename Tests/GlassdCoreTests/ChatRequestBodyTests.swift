@@ -17,7 +17,28 @@ struct ChatRequestBodyTests {
         let sent = try #require(object["messages"] as? [[String: String]])
         #expect(sent.map { $0["role"] } == ["system", "user", "assistant", "user"])
         #expect(sent.map { $0["content"] } == ["be brief", odd, "", "\"\n\\"])
-        #expect(ChatRequestBody.encode(model: "m", messages: []) == Array(#"{"messages":[],"model":"m","stream":true}"#.utf8))
+        #expect(
+            ChatRequestBody.encode(model: "m", messages: [])
+                == Array(#"{"messages":[],"model":"m","stream":true,"stream_options":{"include_usage":true}}"#.utf8))
+        #expect(
+            ChatRequestBody.encode(model: "m", messages: [], includeUsage: false)
+                == Array(#"{"messages":[],"model":"m","stream":true}"#.utf8))
+    }
+
+    @Test("stream_options asks for the usage chunk as the spec's ChatCompletionStreamOptions has it, and can be left out")
+    func streamOptions() throws {
+        let messages = [ChatMessage(.system, "s"), ChatMessage(.user, "q")]
+        let body = ChatRequestBody.encode(model: "m", messages: messages)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        // Only with stream: true; include_usage a boolean; no other field.
+        #expect(object["stream"] as? Bool == true)
+        let options = try #require(object["stream_options"] as? [String: Any])
+        #expect(Array(options.keys) == ["include_usage"])
+        #expect(options["include_usage"] as? Bool == true)
+        #expect(object.keys.sorted() == ["messages", "model", "stream", "stream_options"])
+        let plain = ChatRequestBody.encode(model: "m", messages: messages, includeUsage: false)
+        let without = try #require(try JSONSerialization.jsonObject(with: Data(plain)) as? [String: Any])
+        #expect(without.keys.sorted() == ["messages", "model", "stream"])
     }
 
     @Test("a message with a photo is a text part and a data-URI image part; others stay strings")
