@@ -15,59 +15,96 @@ public struct Assistant: Sendable {
     private let client: OpenAIChatClient?
     private let store: any ConversationStore
     private let context: ConversationContext
+    private let tokens: ConversationTokens
     private let now: @Sendable () -> Int64
+    /// Once the current conversation has used more tokens than this, the next question starts a
+    /// new one; 0: never.
+    public let conversationTokenLimit: Int64
 
     /// `client` is nil when no server is configured: questions then fail with `.notConfigured`.
+    /// `onTokensUsed` hears the current conversation's token count after every change.
     public init(
-        client: OpenAIChatClient?, store: any ConversationStore, historyBudget: Int,
+        client: OpenAIChatClient?, store: any ConversationStore, historyBudget: Int, conversationTokenLimit: Int64 = 0,
+        onTokensUsed: @escaping @Sendable (Int64) -> Void = { _ in },
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
         self.client = client
         self.store = store
         self.context = ConversationContext(store: store, budget: historyBudget, window: Self.historyWindow)
+        self.tokens = ConversationTokens(store: store, observe: onTokensUsed)
+        self.conversationTokenLimit = max(0, conversationTokenLimit)
         self.now = now
+    }
+
+    /// The tokens the current conversation has used, as the server reported them (turns it
+    /// reported nothing for count nothing).
+    public func tokensUsed() async throws -> Int64 {
+        try await tokens.used()
     }
 
     /// Asks `text`, with `image` (a JPEG) when the question is about a photo, of `model` when
     /// given (a vision model) or else the configured one. Only the text is kept: the history and
     /// later turns' context never carry the photo.
+    ///
+    /// When the current conversation has used more than `conversationTokenLimit`, the question
+    /// starts a new one instead: it goes without earlier turns, and `onNewConversation` hears the
+    /// old conversation's count before the request is sent. The old turns stay in the history.
     public func ask(
         _ text: String, queryID: String, mode: Mode, image: [UInt8]? = nil, model: String? = nil,
-        onDelta: @Sendable (String) async -> Void
+        onNewConversation: (@Sendable (Int64) -> Void)? = nil, onDelta: @Sendable (String) async -> Void
     ) async throws(AssistantError) -> String {
         try Self.validate(text)
         if let image { try Self.validate(image: image) }
         guard let client else {
             throw .notConfigured("No assistant server is configured: set [assistant] base_url in glassd.conf.")
         }
+        let newConversation: Bool
         let earlier: [ChatMessage]
         do {
-            earlier = try await context.messages()
+            let used = try await tokens.used()
+            newConversation = conversationTokenLimit > 0 && used > conversationTokenLimit
+            if newConversation { onNewConversation?(used) }
+            earlier = newConversation ? [] : try await context.messages()
         } catch {
             throw .internalFailure("Could not read the conversation history.")
         }
         let question = ChatMessage(.user, text, imageJPEG: image)
         let messages = [ChatMessage(.system, mode.systemPrompt)] + earlier + [question]
-        let answer = try await client.complete(messages, model: model, onDelta: onDelta)
-        try await record(question: text, answer: answer, queryID: queryID, mode: mode)
-        return answer
+        let answer = try await client.completion(messages, model: model, onDelta: onDelta)
+        try await keep(
+            question: text, answer: answer.text, queryID: queryID, mode: mode, usage: answer.usage,
+            newConversation: newConversation)
+        return answer.text
     }
 
     /// Keeps a turn no chat model answered (a spoken translation, whose answer is the
-    /// transcript) as `ask` keeps its own: stored, and context for the next turns.
+    /// transcript) as `ask` keeps its own: stored, and context for the next turns. It joins the
+    /// current conversation even past the token limit: it sent nothing to a model, so the next
+    /// question asked of one is the one that starts anew.
     public func record(question: String, answer: String, queryID: String, mode: Mode) async throws(AssistantError) {
+        try await keep(question: question, answer: answer, queryID: queryID, mode: mode, usage: nil, newConversation: false)
+    }
+
+    private func keep(
+        question: String, answer: String, queryID: String, mode: Mode, usage: TokenUsage?, newConversation: Bool
+    ) async throws(AssistantError) {
         do {
-            try await store.appendTurn(queryID: queryID, question: question, answer: answer, mode: mode, at: now())
+            try await store.appendTurn(
+                queryID: queryID, question: question, answer: answer, mode: mode, at: now(), usage: usage,
+                newConversation: newConversation)
         } catch {
             throw .internalFailure("The answer could not be saved.")
         }
+        if newConversation { context.clear() }
         context.append(question: question, answer: answer)
+        tokens.add(usage, newConversation: newConversation)
     }
 
     /// Forgets every message, stored and in memory.
     public func clearHistory() async throws {
         try await store.clearHistory()
         context.clear()
+        tokens.clear()
     }
 
     public static func validate(_ text: String) throws(AssistantError) {

@@ -13,6 +13,12 @@ import GRDB
 ///   conversations get the highest ids, and without it every turn scanned past all of them.
 /// - v5: photos: the JPEG a question from the glasses was asked about, by query id (the file is
 ///   in the state directory's photos folder).
+/// - v6: updates: one row per firmware/FPGA update job.
+/// - v7: the tokens each turn used, as the server reported them: prompt_tokens and
+///   completion_tokens on the turn's assistant message (the answer is what the request
+///   produced), NULL when the server reported nothing (and on user messages). Columns, not a
+///   table: a turn is already its two messages, the sum over a conversation needs no join, and
+///   adding a NULL column does not rewrite the table, however long the history.
 enum Migrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -107,6 +113,13 @@ enum Migrations {
                         firmware_version TEXT
                     );
                     CREATE INDEX updates_by_time ON updates(started_at, id);
+                    """)
+        }
+        migrator.registerMigration("v7") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE messages ADD COLUMN prompt_tokens INTEGER;
+                    ALTER TABLE messages ADD COLUMN completion_tokens INTEGER;
                     """)
         }
         return migrator

@@ -3,7 +3,8 @@ import GRDB
 import GlassdCore
 
 /// Conversation history in SQLite. The newest conversation glassd started (not imported) is the
-/// current one; clearing the history deletes every message.
+/// current one; clearing the history deletes every message. A turn's token report is on its
+/// assistant message (Migrations, v7).
 public struct SQLiteConversationStore: ConversationStore {
     private let database: GlassdDatabase
 
@@ -28,23 +29,42 @@ public struct SQLiteConversationStore: ConversationStore {
         }
     }
 
-    public func appendTurn(queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64) async throws {
+    public func appendTurn(
+        queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
+        newConversation: Bool
+    ) async throws {
         try await database.pool.write { db in
             // Cached statements: compiling the INSERT (and its FTS trigger) costs more than running it.
-            var conversation = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT MAX(id) FROM conversations WHERE imported = 0"))
+            var conversation =
+                newConversation
+                ? nil : try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(id) FROM conversations WHERE imported = 0"))
             if conversation == nil {
+                // AUTOINCREMENT: above every id, imported ones too, so it is the newest not imported.
                 try db.execute(sql: "INSERT INTO conversations (started_at) VALUES (?)", arguments: [unixMS])
                 conversation = db.lastInsertedRowID
             }
             let insert = try db.cachedStatement(
                 sql: """
-                    INSERT INTO messages (conversation_id, created_at, query_id, role, text, mode)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO messages (conversation_id, created_at, query_id, role, text, mode, prompt_tokens,
+                        completion_tokens)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """)
-            for (role, text) in [("user", question), ("assistant", answer)] {
-                try insert.execute(arguments: [conversation, unixMS, queryID, role, text, mode.rawValue])
-            }
+            try insert.execute(arguments: [conversation, unixMS, queryID, "user", question, mode.rawValue, nil, nil])
+            try insert.execute(arguments: [
+                conversation, unixMS, queryID, "assistant", answer, mode.rawValue, usage?.promptTokens,
+                usage?.completionTokens,
+            ])
+        }
+    }
+
+    public func tokensUsed() async throws -> Int64 {
+        try await database.pool.read { db in
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT IFNULL(SUM(prompt_tokens + completion_tokens), 0) FROM messages
+                    WHERE conversation_id = (SELECT MAX(id) FROM conversations WHERE imported = 0)
+                    """) ?? 0
         }
     }
 

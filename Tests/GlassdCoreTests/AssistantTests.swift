@@ -5,20 +5,38 @@ import Testing
 
 /// An in-memory conversation.
 final class MemoryStore: ConversationStore {
+    /// The current conversation.
     let messages = Mutex<[StoredMessage]>([])
+    /// Earlier conversations, oldest first.
+    let past = Mutex<[[StoredMessage]]>([])
+    let tokens = Mutex<Int64>(0)
 
     func recentMessages(limit: Int) async throws -> [StoredMessage] {
         messages.withLock { Array($0.suffix(limit)) }
     }
 
-    func appendTurn(queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64) async throws {
-        messages.withLock {
-            $0.append(StoredMessage(createdAt: unixMS, queryID: queryID, role: .user, text: question))
-            $0.append(StoredMessage(createdAt: unixMS, queryID: queryID, role: .assistant, text: answer))
+    func appendTurn(
+        queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
+        newConversation: Bool
+    ) async throws {
+        messages.withLock { messages in
+            if newConversation && !messages.isEmpty {
+                past.withLock { $0.append(messages) }
+                messages.removeAll()
+            }
+            messages.append(StoredMessage(createdAt: unixMS, queryID: queryID, role: .user, text: question))
+            messages.append(StoredMessage(createdAt: unixMS, queryID: queryID, role: .assistant, text: answer))
         }
+        tokens.withLock { $0 = (newConversation ? 0 : $0) + (usage?.total ?? 0) }
     }
 
-    func clearHistory() async throws { messages.withLock { $0.removeAll() } }
+    func tokensUsed() async throws -> Int64 { tokens.withLock { $0 } }
+
+    func clearHistory() async throws {
+        messages.withLock { $0.removeAll() }
+        past.withLock { $0.removeAll() }
+        tokens.withLock { $0 = 0 }
+    }
 }
 
 @Suite("Assistant")

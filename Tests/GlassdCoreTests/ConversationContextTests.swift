@@ -13,9 +13,16 @@ final class CountingStore: ConversationStore {
         return try await inner.recentMessages(limit: limit)
     }
 
-    func appendTurn(queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64) async throws {
-        try await inner.appendTurn(queryID: queryID, question: question, answer: answer, mode: mode, at: unixMS)
+    func appendTurn(
+        queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
+        newConversation: Bool
+    ) async throws {
+        try await inner.appendTurn(
+            queryID: queryID, question: question, answer: answer, mode: mode, at: unixMS, usage: usage,
+            newConversation: newConversation)
     }
+
+    func tokensUsed() async throws -> Int64 { try await inner.tokensUsed() }
 
     func clearHistory() async throws { try await inner.clearHistory() }
 }
