@@ -43,6 +43,7 @@ public enum GlassdBus {
         public static let mode = "Mode"
         public static let backend = "Backend"
         public static let privacy = "Privacy"
+        public static let tokensUsed = "TokensUsed"
         public static let pairedDevice = "PairedDevice"
         public static let state = "State"
     }

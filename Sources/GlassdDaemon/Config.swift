@@ -26,6 +26,9 @@ public struct Config: Sendable, Equatable {
     public var timeoutSeconds = 60
     /// Characters of earlier conversation sent with each question.
     public var historyBudget = 8000
+    /// Once the current conversation has used more tokens than this (as the server reported
+    /// them), the next question starts a new one; 0: never.
+    public var conversationTokenLimit = 0
     public var apiKeyFile: String?
     public var adapter: String?
     /// Seconds Pair("") scans for the strongest Monocle.
@@ -93,6 +96,9 @@ public struct Config: Sendable, Equatable {
             try reader.int(assistant, "assistant", "timeout_seconds", in: 1...3600) ?? config.timeoutSeconds
         config.historyBudget =
             try reader.int(assistant, "assistant", "history_budget", in: 0...1_000_000) ?? config.historyBudget
+        config.conversationTokenLimit =
+            try reader.int(assistant, "assistant", "conversation_token_limit", in: 0...1_000_000_000)
+            ?? config.conversationTokenLimit
         config.apiKeyFile = try reader.string(assistant, "assistant", "api_key_file")
         config.adapter = try reader.string(bluetooth, "bluetooth", "adapter")
         config.scanTimeout = try reader.int(bluetooth, "bluetooth", "scan_timeout", in: 1...300) ?? config.scanTimeout

@@ -64,13 +64,15 @@ public enum Daemon {
                     timeout: .seconds(config.timeoutSeconds), language: config.transcriptionLanguage),
                 transport: transport)
         }
-        let assistant = Assistant(client: client, store: store, historyBudget: config.historyBudget)
         let photos = try PhotoStore(database: database, keep: config.photosKept)
 
         let settings = SQLiteSettingsStore(database: database)
         let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
         let connection = try await BusConnection.open(options.bus)
         let signals = ManagerSignals(connection: connection, logger: logger)
+        let assistant = Assistant(
+            client: client, store: store, historyBudget: config.historyBudget,
+            conversationTokenLimit: Int64(config.conversationTokenLimit), onTokensUsed: { signals.tokensUsed($0) })
         let statuses = Watched(SessionStatus(state: .disconnected))
         let updateMark = Watched(UpdateMark.none)
         let link = await linkInterface(
@@ -101,7 +103,7 @@ public enum Daemon {
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
             mode: mode, backendDescription: client?.config.publicDescription ?? "", privacy: config.privacy.name,
-            logger: logger, link: link,
+            tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
                 .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { _ in
                     throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")

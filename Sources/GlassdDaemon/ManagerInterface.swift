@@ -20,6 +20,8 @@ struct ManagerInterface {
     let backendDescription: String
     /// `local-only` or `cloud` ([privacy] local_only).
     let privacy: String
+    /// TokensUsed at start, as stored; the assistant reports each change (ManagerSignals.tokensUsed).
+    let tokensUsed: Int64
     let logger: Logger
     /// The glasses link's members (Pair, Unpair, Scan, PairedDevice, State).
     let link: LinkInterface?
@@ -45,6 +47,7 @@ struct ManagerInterface {
                 },
                 .init(GlassdBus.Property.backend, .string(backendDescription), change: .constant),
                 .init(GlassdBus.Property.privacy, .string(privacy), change: .constant),
+                .init(GlassdBus.Property.tokensUsed, .uint64(UInt64(clamping: tokensUsed))),
             ] + (link?.properties ?? LinkInterface.initialProperties),
             signals: [
                 .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),
@@ -77,8 +80,12 @@ struct ManagerInterface {
         let answer: Result<String, any Error>
         do {
             answer = .success(
-                try await GlassesAnswer.showing(stream, onLinkLoss: .ignore, logger: log) { [assistant, signals, mode] in
-                    try await assistant.ask(text, queryID: id, mode: mode.mode) { piece in
+                try await GlassesAnswer.showing(stream, onLinkLoss: .ignore, logger: log) { [assistant, signals, mode, log] in
+                    try await assistant.ask(
+                        text, queryID: id, mode: mode.mode,
+                        onNewConversation: ConversationNotice.announcer(
+                            question: text, stream: stream, limit: assistant.conversationTokenLimit, logger: log)
+                    ) { piece in
                         signals.answerDelta(id, piece)
                         stream?.append(piece)
                     }
@@ -106,7 +113,7 @@ struct ManagerInterface {
         guard let session = link?.session, (try? Assistant.validate(question)) != nil,
             let stream = try? await session.answerStream(claim: true)
         else { return nil }
-        stream.heading("> " + question)
+        stream.heading(ConversationNotice.heading(question: question))
         return stream
     }
 

@@ -25,6 +25,20 @@ struct ManagerSignals: Sendable {
         post(GlassdBus.Signal.transcribed, [.string(id), .string(text)])
     }
 
+    /// The current conversation's token count changed: TokensUsed, and its PropertiesChanged,
+    /// queued in order with the signals, so a Query's reply finds it set.
+    func tokensUsed(_ used: Int64) {
+        connection.post { [logger] connection in
+            do throws(BusError) {
+                try connection.setProperty(
+                    GlassdBus.Property.tokensUsed, to: .uint64(UInt64(clamping: used)),
+                    interface: GlassdBus.managerInterface, at: GlassdBus.managerPath)
+            } catch {
+                logger.warning("cannot set TokensUsed, ignoring: \(error)")
+            }
+        }
+    }
+
     private func post(_ signal: String, _ arguments: [DBusValue]) {
         connection.post(signal, interface: GlassdBus.managerInterface, at: GlassdBus.managerPath, arguments) {
             [logger] error in logger.warning("cannot emit \(signal), ignoring: \(error)")

@@ -204,9 +204,11 @@ struct VoiceQueries: Sendable {
             try await assistant.record(question: question, answer: answer, queryID: id, mode: .translator)
         } else {
             question = heard
-            stream?.heading("> " + heard)
+            stream?.heading(ConversationNotice.heading(question: heard))
             answer = try await assistant.ask(
-                heard, queryID: id, mode: mode.mode, image: image, model: image == nil ? nil : visionModel
+                heard, queryID: id, mode: mode.mode, image: image, model: image == nil ? nil : visionModel,
+                onNewConversation: ConversationNotice.announcer(
+                    question: heard, stream: stream, limit: assistant.conversationTokenLimit, logger: logger)
             ) { piece in
                 signals.answerDelta(id, piece)
                 stream?.append(piece)

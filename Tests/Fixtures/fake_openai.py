@@ -17,7 +17,15 @@ POST /v1/chat/completions
     content is an array it must hold exactly one "text" part and at most one
     "image_url" part whose url is "data:image/jpeg;base64,..." decoding to a
     JPEG (FF D8 ... FF D9); otherwise 400.  The log entry then also has
-    "image_sha256" (hex) and "image_bytes".
+    "image_sha256" (hex) and "image_bytes".  "stream_options" is checked
+    against ChatCompletionStreamOptions (an object or null, only with
+    "stream": true, boolean include_usage / include_obfuscation); with
+    include_usage the stream ends with a usage chunk (choices: []) before
+    [DONE], and the log entry has the "usage" it reported: prompt_tokens from
+    the length of every message's text, completion_tokens from the answer's
+    (approx_tokens).  "[nousage]" plays a server that ignores the option (no
+    usage chunk), "[rejectoptions]" a strict one that answers 400 naming
+    stream_options whenever the field is there.
 
 POST /v1/audio/transcriptions, POST /v1/audio/translations
     multipart/form-data as in OpenAI's CreateTranscriptionRequest and
@@ -87,7 +95,7 @@ AUDIO_FORMATS = {"json", "text"}
 TAGS = (
     "[401]", "[403]", "[429]", "[429once]", "[500]", "[500once]",
     "[midstream]", "[stall]", "[malformed]", "[slow]", "[paced]", "[crlf]", "[nodone]",
-    "[leakkey]",
+    "[leakkey]", "[nousage]", "[rejectoptions]",
 )
 
 
@@ -154,6 +162,36 @@ def last_user_text(messages):
 
 def find_tag(question):
     return next((tag for tag in TAGS if tag in question), None)
+
+
+STREAM_OPTIONS = {"include_usage", "include_obfuscation"}
+
+
+def check_stream_options(body, question):
+    """BadRequest unless "stream_options" is absent or as the spec's
+    ChatCompletionStreamOptions allows; always when the question says
+    "[rejectoptions]" (a server whose schema has no such field)."""
+    if "stream_options" not in body:
+        return
+    if "[rejectoptions]" in question:
+        raise BadRequest("Unrecognized request argument supplied: "
+                         "stream_options", "stream_options")
+    options = body["stream_options"]
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise BadRequest("stream_options must be an object or null.",
+                         "stream_options")
+    if body.get("stream") is not True:
+        raise BadRequest("The 'stream_options' parameter is only allowed "
+                         "when 'stream' is enabled.", "stream_options")
+    for key, value in options.items():
+        if key not in STREAM_OPTIONS:
+            raise BadRequest(f"Unrecognized stream_options field: {key}.",
+                             "stream_options")
+        if not isinstance(value, bool):
+            raise BadRequest(f"stream_options.{key} must be a boolean.",
+                             "stream_options")
 
 
 class BadRequest(Exception):
@@ -329,6 +367,11 @@ class Reply:
         self.usage = {"prompt_tokens": prompt_tokens,
                       "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens}
+        # Streams report usage only when asked, as OpenAI's do.
+        options = body.get("stream_options")
+        self.include_usage = (isinstance(options, dict)
+                              and options.get("include_usage") is True
+                              and "[nousage]" not in question)
 
     def _envelope(self, obj_type):
         return {"id": "chatcmpl-fake", "object": obj_type,
@@ -645,6 +688,11 @@ class Handler(BaseHTTPRequestHandler):
             if image is not None:
                 entry["image_sha256"] = hashlib.sha256(image).hexdigest()
                 entry["image_bytes"] = len(image)
+        try:
+            check_stream_options(body, last_user_text(body.get("messages")))
+        except BadRequest as error:
+            self._refuse(entry, error)
+            return
         self.state.record(entry)
         question = last_user_text(body.get("messages"))
         tag = find_tag(question)
@@ -827,7 +875,9 @@ class Handler(BaseHTTPRequestHandler):
             out.data(reply.chunk({"content": piece}))
             self.state.stamp(self.entry, "t_pieces")
         out.data(reply.chunk({}, "stop"))
-        out.data(reply.usage_chunk())
+        if reply.include_usage:
+            self.entry["usage"] = reply.usage
+            out.data(reply.usage_chunk())
         if done:
             out.data("[DONE]")
             out.end()
@@ -1002,6 +1052,26 @@ def self_test():
             "url": JPEG_DATA_URI + "/9j/4A="}}), "base64"),
     ]:
         expect(what, 400, "/v1/chat/completions", body, error=error)
+
+    def streamed(question, **extra):
+        return to_json(dict({"model": "m", "stream": True, "messages": [
+            {"role": "user", "content": question}]}, **extra)).encode()
+
+    usage = {"stream_options": {"include_usage": True}}
+    for question, sent in (("hi", True), ("[nousage] hi", False)):
+        status, data = call("/v1/chat/completions", streamed(question, **usage))
+        events = [line[6:] for line in data.decode().splitlines()
+                  if line.startswith("data: ")]
+        reported = json.loads(events[-2]).get("usage") if len(events) > 1 else None
+        if status != 200 or events[-1:] != ["[DONE]"] or (reported is not None) != sent:
+            failures.append(f"usage chunk for {question!r}: {data[-200:]!r}")
+    for what, body, error in [
+        ("options without stream", to_json({"model": "m", "messages": [], **usage}).encode(), "only allowed"),
+        ("options not bool", streamed("hi", stream_options={"include_usage": 1}), "boolean"),
+        ("strict server", streamed("[rejectoptions] hi", **usage), "stream_options"),
+    ]:
+        expect(what, 400, "/v1/chat/completions", body, error=error)
+    expect("strict server, no options", 200, "/v1/chat/completions", streamed("[rejectoptions] hi"))
 
     server.shutdown()
     server.server_close()

@@ -16,6 +16,7 @@ struct ConfigTests {
             transcription_model = "whisper-large"
             timeout_seconds = 90
             history_budget = 1200
+            conversation_token_limit = 50000
             api_key_file = "/etc/glassd/api-key"
             vision_model = "llava"
 
@@ -39,6 +40,7 @@ struct ConfigTests {
         #expect(config.transcriptionModel == "whisper-large")
         #expect(config.timeoutSeconds == 90)
         #expect(config.historyBudget == 1200)
+        #expect(config.conversationTokenLimit == 50000)
         #expect(config.apiKeyFile == "/etc/glassd/api-key")
         #expect(config.adapter == "hci1")
         #expect(config.visionModel == "llava")
@@ -56,6 +58,7 @@ struct ConfigTests {
         #expect(config == Config())
         #expect(config.baseURL == nil)
         #expect(config.timeoutSeconds == 60)
+        #expect(config.conversationTokenLimit == 0)
     }
 
     @Test(
@@ -66,6 +69,7 @@ struct ConfigTests {
             ("[assistant]\nbase_url = 5", "[assistant] base_url must be a string"),
             ("[assistant]\nbase_url = \"file:///etc/passwd\"", "base_url must be an http(s) URL"),
             ("[assistant]\nhistory_budget = -1", "[assistant] history_budget"),
+            ("[assistant]\nconversation_token_limit = -5", "[assistant] conversation_token_limit"),
             ("[transcription]\nbase_url = \"ftp://x\"", "[transcription] base_url must be an http(s) URL"),
             ("[voice]\nmax_seconds = 31", "[voice] max_seconds"),
             ("[voice]\ntrailing_silence_ms = 10", "[voice] trailing_silence_ms"),
