@@ -87,7 +87,7 @@ let package = Package(
             name: "GlassdDaemon",
             dependencies: [
                 "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Monocle",
-                "Audio", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
+                "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -30,6 +30,8 @@ public enum GlassdBus {
         public static let answered = "Answered"
         public static let queryFailed = "QueryFailed"
         public static let transcribed = "Transcribed"
+        public static let sceneFrame = "SceneFrame"
+        public static let alert = "Alert"
     }
 
     public enum Method {

@@ -4,11 +4,13 @@
 public enum Mode: String, Sendable, CaseIterable {
     case assistant
     case translator
+    /// The glasses watch the way ahead for hazards; a tap asks about the latest frame.
+    case scene
 
     /// The system prompt for this mode. Answers end up on a 26 × 7 character display.
     public var systemPrompt: String {
         switch self {
-        case .assistant:
+        case .assistant, .scene:
             """
             You are the assistant in a pair of smart glasses. Your answer is shown on a tiny display \
             of 26 characters by 7 lines, so reply in one or two short sentences, under 150 characters, \

@@ -44,6 +44,14 @@ public struct Config: Sendable, Equatable {
     public var updateMinBattery = 20
     /// `[privacy]`: keep every backend on this machine.
     var privacy = PrivacyPolicy()
+    /// `[scene]`: seconds between frames in scene mode.
+    public var sceneIntervalSeconds = 4
+    /// `[scene]`: below this mean luminance (0...1) a frame is `dark`.
+    public var sceneDarkThreshold = 0.15
+    /// `[scene]`: below this variance of the Laplacian a frame is `blurry`.
+    public var sceneBlurThreshold = 100.0
+    /// `[scene]`: a frame within this many dHash bits of the last one sent is `unchanged`.
+    public var sceneChangeBits = 10
 
     public init() {}
 
@@ -78,6 +86,7 @@ public struct Config: Sendable, Equatable {
         let photos = try section(table, "photos", file: file)
         let update = try section(table, "update", file: file)
         let privacy = try section(table, "privacy", file: file)
+        let scene = try section(table, "scene", file: file)
         let reader = Reader(file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.visionModel = try reader.string(assistant, "assistant", "vision_model")
@@ -107,6 +116,13 @@ public struct Config: Sendable, Equatable {
         config.firmwareDirectory = try reader.string(update, "update", "firmware_dir")
         config.autoUpdate = try reader.bool(update, "update", "auto") ?? config.autoUpdate
         config.updateMinBattery = try reader.int(update, "update", "min_battery", in: 0...100) ?? config.updateMinBattery
+        config.sceneIntervalSeconds =
+            try reader.int(scene, "scene", "interval_seconds", in: 1...3600) ?? config.sceneIntervalSeconds
+        config.sceneDarkThreshold =
+            try reader.double(scene, "scene", "dark_threshold", in: 0...1) ?? config.sceneDarkThreshold
+        config.sceneBlurThreshold =
+            try reader.double(scene, "scene", "blur_threshold", in: 0...1_000_000) ?? config.sceneBlurThreshold
+        config.sceneChangeBits = try reader.int(scene, "scene", "change_bits", in: 0...64) ?? config.sceneChangeBits
         config.privacy.localOnly = try reader.bool(privacy, "privacy", "local_only") ?? false
         config.privacy.allowedHosts = try reader.strings(privacy, "privacy", "allowed_hosts") ?? []
         // Before anything is looked up or connected: the daemon does not start.
@@ -145,6 +161,15 @@ public struct Config: Sendable, Equatable {
             guard let array = value.array, let strings = Optional(array.compactMap(\.string)), strings.count == array.count
             else { throw Error(description: "\(file): [\(section)] \(key) must be a list of strings") }
             return strings
+        }
+
+        /// A number; a whole one is taken as well.
+        func double(_ table: TOMLTable?, _ section: String, _ key: String, in range: ClosedRange<Double>) throws(Error) -> Double? {
+            guard let value = table?[key] else { return nil }
+            guard let n = value.double ?? value.int.map(Double.init), range.contains(n) else {
+                throw Error(description: "\(file): [\(section)] \(key) must be a number in \(range)")
+            }
+            return n
         }
 
         func bool(_ table: TOMLTable?, _ section: String, _ key: String) throws(Error) -> Bool? {

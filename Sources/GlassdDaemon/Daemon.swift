@@ -8,6 +8,7 @@ import GlassdCore
 import HTTPKit
 import Audio
 import Logging
+import Scene
 import Monocle
 import ServiceLifecycle
 import UnixSignals
@@ -80,7 +81,16 @@ public enum Daemon {
             logger: logger
         ) {
             session, supervisor in
-            VoiceQueries(
+            let scene = SceneWatch(
+                session: session, client: client, visionModel: config.visionModel, photos: photos, signals: signals,
+                mode: mode,
+                settings: SceneWatch.Settings(
+                    interval: .seconds(config.sceneIntervalSeconds),
+                    thresholds: FrameThresholds(
+                        darkThreshold: config.sceneDarkThreshold, blurThreshold: config.sceneBlurThreshold,
+                        changeBits: config.sceneChangeBits)),
+                logger: logger)
+            let voice = VoiceQueries(
                 session: session, assistant: assistant, transcriber: transcriber,
                 transcriptions: SQLiteTranscriptionStore(database: database), photos: photos, signals: signals,
                 mode: mode,
@@ -88,7 +98,8 @@ public enum Daemon {
                     trailingSilence: .milliseconds(config.trailingSilenceMS),
                     maximumLength: .seconds(config.maxUtteranceSeconds)),
                 visionModel: config.visionModel, device: { await supervisor.snapshot().paired?.description },
-                logger: logger)
+                latestSceneFrame: { await scene.latestFrame }, logger: logger)
+            return (voice, scene)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)
         let updates = link.map { link in
@@ -142,7 +153,7 @@ public enum Daemon {
     static func linkInterface(
         config: Config, database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
         updateMark: Watched<UpdateMark>, logger: Logger,
-        voice: (MonocleSession<ContinuousClock>, LinkSupervisor) -> VoiceQueries
+        parts: (MonocleSession<ContinuousClock>, LinkSupervisor) -> (VoiceQueries, SceneWatch)
     ) async -> LinkInterface? {
         let system: BusConnection
         do {
@@ -160,9 +171,10 @@ public enum Daemon {
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
         let session = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
+        let (voice, scene) = parts(session, supervisor)
         return LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session,
-            voice: voice(session, supervisor), statuses: statuses, updateMark: updateMark, logger: logger)
+            voice: voice, scene: scene, statuses: statuses, updateMark: updateMark, logger: logger)
     }
 
     /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.

@@ -15,6 +15,8 @@ struct LinkInterface {
     let bluez: BlueZClient
     let session: MonocleSession<ContinuousClock>
     let voice: VoiceQueries
+    /// Scene mode's frames and alerts.
+    let scene: SceneWatch
     /// The session's status for the update's waits (set here, where the session's events are read).
     let statuses: Watched<SessionStatus>
     /// What an update adds to the paired device's State; `.updating` makes Pair and Unpair busy.
@@ -97,6 +99,8 @@ struct LinkInterface {
             }
             let (voiceInputs, voiceSink) = AsyncStream.makeStream(of: VoiceQueries.Input.self)
             group.addTask { await voice.run(voiceInputs) }
+            let (sceneInputs, sceneSink) = AsyncStream.makeStream(of: DataMessage.self)
+            group.addTask { await scene.run(sceneInputs) }
             group.addTask {
                 for await event in session.events {
                     switch event {
@@ -104,10 +108,13 @@ struct LinkInterface {
                         statuses.set(status)
                         sink.yield(.session(status))
                         voiceSink.yield(.status(status))
-                    case .device(let message): voiceSink.yield(.device(message))
+                    case .device(let message):
+                        voiceSink.yield(.device(message))
+                        sceneSink.yield(message)
                     }
                 }
                 voiceSink.finish()
+                sceneSink.finish()
             }
             var shown = Shown()
             var link = await supervisor.snapshot()

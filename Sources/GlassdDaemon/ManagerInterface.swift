@@ -54,6 +54,8 @@ struct ManagerInterface {
                 .init(GlassdBus.Signal.answered, [("query_id", "s"), ("question", "s"), ("answer", "s")]),
                 .init(GlassdBus.Signal.queryFailed, [("query_id", "s"), ("error_name", "s"), ("message", "s")]),
                 .init(GlassdBus.Signal.transcribed, [("query_id", "s"), ("text", "s")]),
+                .init(GlassdBus.Signal.sceneFrame, [("frame", "u"), ("verdict", "s")]),
+                .init(GlassdBus.Signal.alert, [("text", "s")]),
             ])
     }
 

@@ -25,6 +25,16 @@ struct ManagerSignals: Sendable {
         post(GlassdBus.Signal.transcribed, [.string(id), .string(text)])
     }
 
+    /// Scene mode: frame `number` and what became of it (sent, dark, blurry, unchanged, busy, error).
+    func sceneFrame(_ number: UInt32, _ verdict: String) {
+        post(GlassdBus.Signal.sceneFrame, [.uint32(number), .string(verdict)])
+    }
+
+    /// Scene mode: the hazard state changed ("CAUTION <hazard> <direction>" or "CLEAR").
+    func alert(_ text: String) {
+        post(GlassdBus.Signal.alert, [.string(text)])
+    }
+
     /// The current conversation's token count changed: TokensUsed, and its PropertiesChanged,
     /// queued in order with the signals, so a Query's reply finds it set.
     func tokensUsed(_ used: Int64) {

@@ -7,11 +7,14 @@ import Synchronization
 final class ModeSetting: Sendable {
     private let value: Mutex<Mode>
     private let continuation: AsyncStream<Mode>.Continuation
-    /// The latest mode after each write (older unsaved ones are superseded).
+    /// The latest mode after each write (older unsaved ones are superseded), for storing it.
     let changes: AsyncStream<Mode>
+    /// The mode for those that follow it (scene mode starts and stops with it).
+    let watched: Watched<Mode>
 
     init(_ mode: Mode) {
         value = Mutex(mode)
+        watched = Watched(mode)
         (changes, continuation) = AsyncStream.makeStream(of: Mode.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -20,6 +23,7 @@ final class ModeSetting: Sendable {
         set {
             value.withLock { $0 = newValue }
             continuation.yield(newValue)
+            watched.set(newValue)
         }
     }
 }

@@ -33,6 +33,8 @@ struct VoiceQueries: Sendable {
     let visionModel: String?
     /// The paired glasses' address, for the transcription rows.
     let device: @Sendable () async -> String?
+    /// Scene mode: the newest frame, which a tap's question is about.
+    let latestSceneFrame: @Sendable () async -> [UInt8]?
     let logger: Logger
     var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 
@@ -180,7 +182,8 @@ struct VoiceQueries: Sendable {
         _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?, logger: Logger
     ) async throws -> (question: String, answer: String) {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
-        let image = try photo.get()
+        var image = try photo.get()
+        if image == nil && mode.mode == .scene { image = await latestSceneFrame() }
         guard let transcriber else {
             throw AssistantError.notConfigured("No speech server is configured: set [assistant] base_url in glassd.conf.")
         }

@@ -39,6 +39,14 @@ public enum DataMessage: Sendable, Equatable {
     case battery(UInt8)
     /// ack: (glassd) how many host messages the device has taken in so far (modulo 1,000,000).
     case ack(UInt32)
+    /// cap: (glassd) host → device, scene mode: take a photo now and stream it (sst:, idt:, sen:).
+    case capture
+    /// sst: (glassd) a scene frame starts; idt: chunks follow.
+    case sceneStart
+    /// sen: (glassd) the scene frame is complete (no question follows).
+    case sceneEnd
+    /// alr: (glassd) host → device: show a hazard warning in the warning colour; empty clears it.
+    case alert(String)
 
     public static let prefixLength = 4
     /// The `ack:` counter wraps here.
@@ -64,6 +72,10 @@ public enum DataMessage: Sendable, Equatable {
         case .answerEnd: "end:"
         case .battery: "bat:"
         case .ack: "ack:"
+        case .capture: "cap:"
+        case .sceneStart: "sst:"
+        case .sceneEnd: "sen:"
+        case .alert: "alr:"
         }
     }
 
@@ -72,10 +84,11 @@ public enum DataMessage: Sendable, Equatable {
         let payload: [UInt8] =
             switch self {
             case .audioData(let bytes), .imageData(let bytes): bytes
-            case .ping(let s), .pong(let s), .response(let s), .error(let s), .display(let s): Array(s.utf8)
+            case .ping(let s), .pong(let s), .response(let s), .error(let s), .display(let s), .alert(let s): Array(s.utf8)
             case .battery(let level): Array(String(level).utf8)
             case .ack(let count): Array(String(count).utf8)
-            case .ready, .audioStart, .audioEnd, .imageStart, .imageEnd, .imageAck, .stopRecording, .cancelled, .answerEnd:
+            case .ready, .audioStart, .audioEnd, .imageStart, .imageEnd, .imageAck, .stopRecording, .cancelled, .answerEnd,
+                .capture, .sceneStart, .sceneEnd:
                 []
             }
         return Array(command.utf8) + payload
@@ -125,6 +138,10 @@ public enum DataMessage: Sendable, Equatable {
         case "end:": return .answerEnd
         case "bat:": return .battery(UInt8(try number(max: 100)))
         case "ack:": return .ack(try number(max: ackModulus - 1))
+        case "cap:": return .capture
+        case "sst:": return .sceneStart
+        case "sen:": return .sceneEnd
+        case "alr:": return .alert(try text())
         default: throw .unknownCommand(Array(prefix))
         }
     }

@@ -313,8 +313,12 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
                 info.battery = level
                 setInfo(info, for: generation)
             }
-        case .audioStart, .imageStart:
+        case .audioStart, .imageStart, .sceneStart:
             if status.state == .ready { set(.busy, for: generation) }
+            sink.yield(.device(message))
+        case .sceneEnd:
+            // A scene frame is not a question: the glasses are free again, unless answering.
+            if status.state == .busy && answer == nil { set(.ready, for: generation) }
             sink.yield(.device(message))
         case .cancelled:
             answer?.cancel()
@@ -325,7 +329,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
             break  // kept for compatibility; nothing waits on it
         case .audioData, .audioEnd, .imageData, .imageEnd:
             sink.yield(.device(message))
-        case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd:
+        case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert:
             logger.info("unexpected message from the glasses dropped", metadata: ["command": "\(message.command)"])
         }
     }
@@ -350,6 +354,18 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
             answer = nil
         }
         if status.state == .busy { set(.ready, for: generation) }
+    }
+
+    /// Scene mode: asks idle glasses for a photo (sst:, idt:..., sen:). Throws `SessionError.busy`
+    /// while they capture or answer, `.notConnected` when they are not ready.
+    public func requestSceneFrame() async throws {
+        guard status.state != .busy else { throw SessionError.busy }
+        try await writer()(.capture)
+    }
+
+    /// Shows a hazard warning on the glasses, or clears it (`nil`).
+    public func showAlert(_ text: String?) async throws {
+        try await writer()(.alert(String(DisplayText.ascii(text ?? "").prefix(maxPayload))))
     }
 
     /// Tells the scripts to stop recording now (the host heard the end of speech).

@@ -50,12 +50,12 @@ struct Status: AsyncParsableCommand {
 
 struct ModeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "mode", abstract: "Show or set the mode: assistant or translator.")
+        commandName: "mode", abstract: "Show or set the mode: assistant, translator or scene (hazards ahead).")
 
     @OptionGroup var options: GlobalOptions
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
-        case assistant, translator
+        case assistant, translator, scene
     }
 
     @Argument(help: "The new mode.")

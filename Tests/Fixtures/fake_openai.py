@@ -46,6 +46,11 @@ POST /_transcript {"text": "..."}
     Sets the transcript of every following audio request (default
     DEFAULT_TRANSCRIPT).
 
+POST /_vision {"<image sha256 hex>": "answer", ...}
+    From now on a chat request whose image has that SHA-256 is answered with
+    that text instead of the echo (scene mode's hazard answers); /_reset
+    forgets them.
+
 GET /_requests lists the requests seen so far (a refused one has "rejected"
 with the reason) and POST /_reset forgets them and restores the default
 transcript, so tests can check what glassd actually sent. Each has
@@ -412,6 +417,7 @@ class State:
         self.requests = []     # recorded requests, arrival order
         self.seen = {}         # question -> times seen, for the *once tags
         self.transcript = DEFAULT_TRANSCRIPT  # what audio requests answer
+        self.vision = {}       # image sha256 -> answer (POST /_vision)
         self.stalls = set()    # wake-up Events of requests held by [stall]
         self.stopping = threading.Event()
 
@@ -434,11 +440,20 @@ class State:
         with self.lock:
             self.requests.clear()
             self.seen.clear()
+            self.vision = {}
             self.transcript = DEFAULT_TRANSCRIPT
 
     def set_transcript(self, text):
         with self.lock:
             self.transcript = text
+
+    def set_vision(self, answers):
+        with self.lock:
+            self.vision.update(answers)
+
+    def vision_answer(self, sha256):
+        with self.lock:
+            return self.vision.get(sha256)
 
     def get_transcript(self):
         with self.lock:
@@ -568,6 +583,8 @@ class Handler(BaseHTTPRequestHandler):
             self._audio(raw, translate=True)
         elif method == "POST" and path == "/_transcript":
             self._set_transcript(raw)
+        elif method == "POST" and path == "/_vision":
+            self._set_vision(raw)
         elif method == "GET" and path == "/_requests":
             self._send_json(200, self.state.snapshot())
         elif method == "POST" and path == "/_reset":
@@ -699,6 +716,9 @@ class Handler(BaseHTTPRequestHandler):
         if self._send_tagged_error(tag, question):
             return
         reply = Reply(body, question)
+        vision = self.state.vision_answer(entry.get("image_sha256"))
+        if vision is not None:
+            reply.answer = vision
         if body.get("stream") is True:
             self._stream(tag, reply)
         elif tag == "[stall]":
@@ -796,6 +816,19 @@ class Handler(BaseHTTPRequestHandler):
         rate, channels, bits, seconds = check_wav(content)
         entry.update(duration_s=seconds, wav_rate=rate,
                      wav_channels=channels, wav_bits=bits)
+
+    def _set_vision(self, raw):
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not all(isinstance(v, str) for v in body.values()):
+            self._send_json(400, error_body(
+                'Expected a JSON body {"<sha256>": "answer", ...}.', "invalid_request_error"))
+            return
+        self.state.set_vision(body)
+        self.send_response(204)
+        self.end_headers()
 
     def _set_transcript(self, raw):
         try:

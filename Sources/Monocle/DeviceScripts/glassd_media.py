@@ -39,10 +39,11 @@ def pump():
     return late < 2000
 
 
-def photo():
-    """Takes a photo and streams it: ist:, then idt: chunks. Returns the bytes sent."""
+def photo(start=b'ist:'):
+    """Takes a photo and streams it: `start` (ist:, or sst: for a scene frame), then idt:
+    chunks. Returns the bytes sent."""
     camera.capture()
-    link.send(b'ist:')
+    link.send(start)
     n = 0
     while True:
         chunk = camera.read(min(254, link.room()))

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # glassd on the Monocle: the state machine. A tap records a question (ast:, dat:..., aen:), a
 # hold takes a photo first (ist:, idt:..., ien:, then the question). Answers stream in as res:
-# (err: in red, dsp: replaces the text) until end:; a tap meanwhile cancels (can:). run()
-# starts it, and can be called again from the REPL.
+# (err: in red, dsp: replaces the text) until end:; a tap meanwhile cancels (can:). In scene mode
+# the host asks for frames (cap: -> sst:, idt:..., sen:) and shows hazards (alr:, empty clears).
+# run() starts it, and can be called again from the REPL.
 import os
 import time
 import device
@@ -107,6 +108,17 @@ def _on_message(msg):
     elif cmd == b'stp:':
         if st in (REC, PHOTO_Q):
             _stop_recording()
+    elif cmd == b'cap:':
+        if st == IDLE:
+            media.photo(b'sst:')
+            link.send(b'sen:')
+    elif cmd == b'alr:':
+        if st == IDLE:
+            ui.clear()
+            if payload:
+                ui.add(_text(payload), display.YELLOW)
+            ui.prompt(TAP_PROMPT)
+            ui.draw()
 
 
 def _on_gesture(g):

@@ -127,11 +127,20 @@ extension World {
 
     /// What the fake server's transcriptions say from now on (tags such as "[401]" make them fail).
     func setTranscript(_ text: String) async throws {
-        let url = serverURL.replacingOccurrences(of: "/v1", with: "") + "/_transcript"
-        let body = String(decoding: try JSONSerialization.data(withJSONObject: ["text": text]), as: UTF8.self)
+        try await postToServer("/_transcript", ["text": text])
+    }
+
+    /// How the fake server answers a chat request about an image, by the image's SHA-256.
+    func setVisionAnswers(_ answers: [String: String]) async throws {
+        try await postToServer("/_vision", answers)
+    }
+
+    private func postToServer(_ path: String, _ json: Any) async throws {
+        let url = serverURL.replacingOccurrences(of: "/v1", with: "") + path
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: json), as: UTF8.self)
         let result = try await runCommand(
             "python3",
             ["-c", "import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1], sys.argv[2].encode(), {'Content-Type': 'application/json'}))", url, body])
-        guard result.ok else { throw TestFailure("cannot set the transcript: \(result.stderr)") }
+        guard result.ok else { throw TestFailure("POST \(path) to the fake server failed: \(result.stderr)") }
     }
 }

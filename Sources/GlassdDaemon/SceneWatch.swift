@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+import GlassdCore
+import Logging
+import Monocle
+import Scene
+import Storage
+
+/// Scene mode: while the mode is `scene`, the glasses are asked for a photo every interval. Each
+/// frame passes the quality filter (dark, blurry, unchanged) before anything leaves the host;
+/// at most one goes to the vision model at a time, with a prompt that asks for `CAUTION <hazard>
+/// <direction>` or `CLEAR`. A change of that state is signalled (Alert) and shown on the glasses;
+/// a frame that raised a caution is kept with the photos. Frames are never conversation turns.
+actor SceneWatch {
+    struct Settings: Sendable {
+        var interval: Duration = .seconds(4)
+        var thresholds = FrameThresholds()
+    }
+
+    static let hazardPrompt = """
+        You look through the smart glasses of a person who cannot see well. Look at the photo for \
+        hazards in their way: steps, kerbs, holes, poles, obstacles, vehicles, people about to \
+        collide. Reply with exactly one line: CAUTION <hazard> <direction> (direction: left, right \
+        or ahead), for example "CAUTION step ahead", or CLEAR when nothing is in the way. No other words.
+        """
+    static let question = "What is in my way?"
+    static let clear = "CLEAR"
+    /// A frame larger than this is not a Monocle photo: dropped as an error.
+    static let maxFrameBytes = 1 << 20
+
+    let session: MonocleSession<ContinuousClock>
+    let client: OpenAIChatClient?
+    let visionModel: String?
+    let photos: PhotoStore
+    let signals: ManagerSignals
+    let mode: ModeSetting
+    let settings: Settings
+    let logger: Logger
+
+    private var filter: FrameFilter
+    private let decoder: JPEGDecoder?
+    private var frames: UInt32 = 0
+    private var inFlight = false
+    /// The hazard state last signalled (CLEAR at the start and after leaving scene mode).
+    private var hazard = clear
+    private var assembling: [UInt8]?
+    private var tooLarge = false
+    /// The newest frame received: a tap in scene mode asks about it.
+    private(set) var latestFrame: [UInt8]?
+
+    init(
+        session: MonocleSession<ContinuousClock>, client: OpenAIChatClient?, visionModel: String?, photos: PhotoStore,
+        signals: ManagerSignals, mode: ModeSetting, settings: Settings, logger: Logger
+    ) {
+        self.session = session
+        self.client = client
+        self.visionModel = visionModel
+        self.photos = photos
+        self.signals = signals
+        self.mode = mode
+        self.settings = settings
+        self.logger = logger
+        filter = FrameFilter(thresholds: settings.thresholds)
+        decoder = try? JPEGDecoder()
+    }
+
+    /// Asks for frames while in scene mode and handles what the glasses send, until `inputs` ends.
+    func run(_ inputs: AsyncStream<DataMessage>) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.captureWhileInSceneMode() }
+            for await message in inputs {
+                if let frame = assemble(message) {
+                    group.addTask { await self.ask(frame.number, frame.jpeg) }
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    // MARK: Capturing
+
+    private func captureWhileInSceneMode() async {
+        let clock = ContinuousClock()
+        let forever = Duration.seconds(86_400)
+        while !Task.isCancelled {
+            guard (try? await mode.watched.wait(timeout: forever, clock: clock, until: { $0 == .scene })) != nil else { continue }
+            logger.info("scene mode: watching", metadata: ["interval_s": "\(settings.interval.components.seconds)"])
+            while mode.mode == .scene && !Task.isCancelled {
+                do {
+                    try await session.requestSceneFrame()
+                } catch {
+                    logger.debug("no scene frame this time: \(error)")
+                }
+                // The interval, or less: leaving scene mode stops the captures at once.
+                _ = try? await mode.watched.wait(timeout: settings.interval, clock: clock) { $0 != .scene }
+            }
+            await left()
+        }
+    }
+
+    private func left() async {
+        logger.info("scene mode: stopped")
+        assembling = nil
+        filter.reset()
+        if hazard != Self.clear {
+            hazard = Self.clear
+            try? await session.showAlert(nil)
+        }
+    }
+
+    // MARK: Frames
+
+    /// Collects a frame (sst:, idt:..., sen:); returns it when it is to be sent.
+    private func assemble(_ message: DataMessage) -> (number: UInt32, jpeg: [UInt8])? {
+        switch message {
+        case .sceneStart:
+            assembling = []
+            tooLarge = false
+        case .imageData(let bytes):
+            guard assembling != nil else { return nil }
+            if (assembling?.count ?? 0) + bytes.count > Self.maxFrameBytes {
+                tooLarge = true
+            } else {
+                assembling?.append(contentsOf: bytes)
+            }
+        case .imageStart, .audioStart:
+            assembling = nil  // a question, not a frame
+        case .sceneEnd:
+            guard let jpeg = assembling else { return nil }
+            assembling = nil
+            return received(jpeg)
+        default:
+            break
+        }
+        return nil
+    }
+
+    private func received(_ jpeg: [UInt8]) -> (number: UInt32, jpeg: [UInt8])? {
+        // A frame that arrives after leaving scene mode is dropped unseen.
+        guard mode.mode == .scene else { return nil }
+        frames &+= 1
+        let verdict: FrameVerdict
+        if tooLarge {
+            verdict = .error
+        } else if inFlight {
+            verdict = .busy
+        } else if let decoder {
+            verdict = filter.check(jpeg: jpeg, decoder: decoder).verdict
+        } else {
+            verdict = .error
+        }
+        if verdict != .error { latestFrame = jpeg }
+        logger.debug("scene frame", metadata: ["frame": "\(frames)", "verdict": "\(verdict.rawValue)", "bytes": "\(jpeg.count)"])
+        signals.sceneFrame(frames, verdict.rawValue)
+        guard verdict == .sent else { return nil }
+        inFlight = true
+        return (frames, jpeg)
+    }
+
+    // MARK: The vision model
+
+    private func ask(_ number: UInt32, _ jpeg: [UInt8]) async {
+        defer { inFlight = false }
+        guard let client else {
+            logger.notice("scene mode: no assistant server is configured")
+            return
+        }
+        let answer: String
+        do {
+            answer = try await client.complete(
+                [ChatMessage(.system, Self.hazardPrompt), ChatMessage(.user, Self.question, imageJPEG: jpeg)],
+                model: visionModel
+            ) { _ in }
+        } catch {
+            logger.notice("scene frame not answered: \(error)", metadata: ["frame": "\(number)"])
+            return
+        }
+        let state = Self.hazardState(answer)
+        if state == nil { logger.notice("scene answer is neither CAUTION nor CLEAR; taken as CLEAR", metadata: ["answer": "\(answer)"]) }
+        let now = state ?? Self.clear
+        guard mode.mode == .scene, now != hazard else { return }
+        hazard = now
+        signals.alert(now)
+        logger.info("scene hazard changed", metadata: ["frame": "\(number)", "alert": "\(now)"])
+        do {
+            try await session.showAlert(now == Self.clear ? nil : now)
+        } catch {
+            logger.info("cannot show the alert on the glasses: \(error)")
+        }
+        guard now != Self.clear else { return }
+        do {
+            try await photos.save(queryID: "scene/\(number)-\(UUID().uuidString.lowercased())", jpeg: jpeg, at: Int64(Date().timeIntervalSince1970 * 1000))
+        } catch {
+            logger.warning("the caution frame could not be kept: \(error)")
+        }
+    }
+
+    /// `CAUTION <hazard> <direction>` (at least two words after CAUTION) or `CLEAR`, from the
+    /// model's first line without surrounding punctuation; nil for anything else.
+    static func hazardState(_ answer: String) -> String? {
+        let line = answer.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        let trimmed = line.trimmingCharacters(in: .whitespaces.union(.punctuationCharacters).union(CharacterSet(charactersIn: "*`\"")))
+        let words = trimmed.split(whereSeparator: \.isWhitespace).map { $0.trimmingCharacters(in: .punctuationCharacters) }
+            .filter { !$0.isEmpty }
+        guard let first = words.first?.uppercased() else { return nil }
+        if first == clear && words.count == 1 { return clear }
+        guard first == "CAUTION", words.count >= 3 else { return nil }
+        return (["CAUTION"] + words.dropFirst()).joined(separator: " ")
+    }
+}
