@@ -6,7 +6,7 @@ import GlassdAPI
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the glasses' state, then every change and every question as it happens (session states, battery, what was heard, the answer as it streams), until interrupted.")
+        abstract: "Print the glasses' state, then every change and every question as it happens (session states, battery, what was heard, the answer as it streams, scene frames and alerts), until interrupted.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -70,6 +70,13 @@ struct Watch: AsyncParsableCommand {
         case (GlassdBus.managerInterface, GlassdBus.Signal.answered):
             return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
                          query_id: arguments.first?.string, text: arguments.dropFirst(2).first?.string)]
+        case (GlassdBus.managerInterface, GlassdBus.Signal.sceneFrame):
+            guard case .uint32(let frame)? = arguments.first else { return [] }
+            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
+                         query_id: "frame/\(frame)", text: arguments.dropFirst().first?.string)]
+        case (GlassdBus.managerInterface, GlassdBus.Signal.alert):
+            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
+                         text: arguments.first?.string)]
         case (GlassdBus.managerInterface, GlassdBus.Signal.queryFailed):
             return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
                          query_id: arguments.first?.string, text: arguments.dropFirst(2).first?.string)]
