@@ -8,6 +8,9 @@ public struct Config: Sendable, Equatable {
 
     public var baseURL: String?
     public var chatModel = "gpt-4o-mini"
+    /// `[assistant] embedded`: the server is the embedded default (Scripts/backend, a tiny model);
+    /// only said in the log at start.
+    public var embedded = false
     public var transcriptionModel = "whisper-1"
     /// The model for a photo and its question; nil: the chat model.
     public var visionModel: String?
@@ -99,6 +102,7 @@ public struct Config: Sendable, Equatable {
             try reader.int(voice, "voice", "max_seconds", in: 2...30) ?? config.maxUtteranceSeconds
         config.photosKept = try reader.int(photos, "photos", "keep", in: 1...100_000) ?? config.photosKept
         config.chatModel = try reader.string(assistant, "assistant", "chat_model") ?? config.chatModel
+        config.embedded = try reader.bool(assistant, "assistant", "embedded") ?? false
         config.transcriptionModel =
             try reader.string(assistant, "assistant", "transcription_model") ?? config.transcriptionModel
         config.timeoutSeconds =

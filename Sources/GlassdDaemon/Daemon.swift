@@ -125,8 +125,10 @@ public enum Daemon {
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
 
+        let embeddedNote =
+            config.embedded ? " with the embedded default backend (a tiny model, often wrong; set a server to replace it)" : ""
         logger.info(
-            "glassd \(glassdVersion) ready on \(GlassdBus.name)",
+            "glassd \(glassdVersion) ready on \(GlassdBus.name)\(embeddedNote)",
             metadata: [
                 "state_directory": "\(stateDirectory)",
                 "backend": "\(client?.config.publicDescription ?? "none")",
