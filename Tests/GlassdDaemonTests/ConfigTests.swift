@@ -17,6 +17,7 @@ struct ConfigTests {
             timeout_seconds = 90
             history_budget = 1200
             conversation_token_limit = 50000
+            embedded = true
             api_key_file = "/etc/glassd/api-key"
             vision_model = "llava"
 
@@ -37,6 +38,7 @@ struct ConfigTests {
             """)
         #expect(config.baseURL == "http://localhost:11434/v1")
         #expect(config.chatModel == "llama3")
+        #expect(config.embedded)
         #expect(config.transcriptionModel == "whisper-large")
         #expect(config.timeoutSeconds == 90)
         #expect(config.historyBudget == 1200)
@@ -59,6 +61,7 @@ struct ConfigTests {
         #expect(config.baseURL == nil)
         #expect(config.timeoutSeconds == 60)
         #expect(config.conversationTokenLimit == 0)
+        #expect(!config.embedded)
     }
 
     @Test(
