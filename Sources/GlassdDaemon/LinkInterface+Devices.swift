@@ -111,8 +111,9 @@ extension LinkInterface {
             (GlassdBus.DeviceProperty.name, .string(device.name)),
             (GlassdBus.DeviceProperty.rssi, .int16(exported(device.rssi))),
             (GlassdBus.DeviceProperty.connected, .bool(device.connected)),
-            (GlassdBus.DeviceProperty.state, .string(state)),
+            // The reason first: a client that reads it when State changes finds the new one.
             (GlassdBus.DeviceProperty.stateReason, .string(reason)),
+            (GlassdBus.DeviceProperty.state, .string(state)),
             (GlassdBus.DeviceProperty.reconnectCount, .uint32(device.reconnectCount)),
             (GlassdBus.DeviceProperty.lastSeen, .uint64(lastSeen)),
             (GlassdBus.DeviceProperty.firmwareVersion, .string(info?.firmwareVersion ?? "")),
