@@ -411,7 +411,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     }
 
     /// "the link closed" → "The link closed."
-    static func sentence(_ text: String) -> String {
+    public static func sentence(_ text: String) -> String {
         guard let first = text.first else { return text }
         let capitalised = first.uppercased() + text.dropFirst()
         return capitalised.hasSuffix(".") ? capitalised : capitalised + "."

@@ -188,7 +188,7 @@ final class UpdateService: Sendable {
             message = "Cancelled; the glasses keep the images they had."
         } catch {
             result = .failed
-            message = MonocleSessionSentence.of(error)
+            message = MonocleSession<ContinuousClock>.sentence("\(error)")
         }
         if let record {
             try? await history.finish(
@@ -299,16 +299,6 @@ final class UpdateService: Sendable {
     }
 
     private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-}
-
-/// An error as a sentence for a job's Error and the history.
-enum MonocleSessionSentence {
-    static func of(_ error: any Error) -> String {
-        let text = "\(error)"
-        guard let first = text.first else { return "The update failed." }
-        let sentence = first.uppercased() + text.dropFirst()
-        return sentence.hasSuffix(".") ? sentence : sentence + "."
-    }
 }
 
 /// Update's a{sv}: `firmware`, `fpga` (s path or h descriptor), `force` (b).
