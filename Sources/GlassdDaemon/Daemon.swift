@@ -82,8 +82,8 @@ public enum Daemon {
         ) {
             session, supervisor in
             let scene = SceneWatch(
-                session: session, client: client, visionModel: config.visionModel, photos: photos, signals: signals,
-                mode: mode,
+                session: session, client: client, visionModel: config.visionModel, sees: BackendAbilities(config).sees,
+                photos: photos, signals: signals, mode: mode,
                 settings: SceneWatch.Settings(
                     interval: .seconds(config.sceneIntervalSeconds),
                     thresholds: FrameThresholds(
@@ -97,7 +97,7 @@ public enum Daemon {
                 voice: VoiceSettings(
                     trailingSilence: .milliseconds(config.trailingSilenceMS),
                     maximumLength: .seconds(config.maxUtteranceSeconds)),
-                visionModel: config.visionModel, device: { await supervisor.snapshot().paired?.description },
+                visionModel: config.visionModel, abilities: BackendAbilities(config), device: { await supervisor.snapshot().paired?.description },
                 latestSceneFrame: { await scene.latestFrame }, logger: logger)
             return (voice, scene)
         }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
 import Foundation
 import GlassdCore
 import Logging
@@ -31,6 +32,8 @@ actor SceneWatch {
     let session: MonocleSession<ContinuousClock>
     let client: OpenAIChatClient?
     let visionModel: String?
+    /// False with the embedded default backend (a text model): frames are filtered, not sent.
+    let sees: Bool
     let photos: PhotoStore
     let signals: ManagerSignals
     let mode: ModeSetting
@@ -45,16 +48,19 @@ actor SceneWatch {
     private var hazard = clear
     private var assembling: [UInt8]?
     private var tooLarge = false
+    /// Whether the log already said that the model cannot see (said once, not per frame).
+    private var saidBlind = false
     /// The newest frame received: a tap in scene mode asks about it.
     private(set) var latestFrame: [UInt8]?
 
     init(
-        session: MonocleSession<ContinuousClock>, client: OpenAIChatClient?, visionModel: String?, photos: PhotoStore,
+        session: MonocleSession<ContinuousClock>, client: OpenAIChatClient?, visionModel: String?, sees: Bool, photos: PhotoStore,
         signals: ManagerSignals, mode: ModeSetting, settings: Settings, logger: Logger
     ) {
         self.session = session
         self.client = client
         self.visionModel = visionModel
+        self.sees = sees
         self.photos = photos
         self.signals = signals
         self.mode = mode
@@ -163,6 +169,11 @@ actor SceneWatch {
         defer { inFlight = false }
         guard let client else {
             logger.notice("scene mode: no assistant server is configured")
+            return
+        }
+        guard sees else {
+            if !saidBlind { logger.notice("scene mode: \(VoiceFailure.cannotSee.busError.message) Frames are not sent.") }
+            saidBlind = true
             return
         }
         let answer: String

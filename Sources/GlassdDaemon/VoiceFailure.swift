@@ -15,6 +15,10 @@ enum VoiceFailure: Error, Sendable, Equatable {
     case disconnected(while: String)
     /// A tap on the glasses cancelled the question.
     case cancelled
+    /// The embedded default backend serves no speech, and no `[transcription]` server is set.
+    case cannotHear
+    /// The embedded default backend's model is text only.
+    case cannotSee
 
     var busError: BusError {
         switch self {
@@ -24,6 +28,16 @@ enum VoiceFailure: Error, Sendable, Equatable {
         case .disconnected(let during):
             BusError(name: GlassdErrorName.notConnected, message: "The glasses disconnected while \(during).")
         case .cancelled: BusError(name: GlassdErrorName.cancelled, message: "The question was cancelled on the glasses.")
+        case .cannotHear:
+            BusError(
+                name: GlassdErrorName.notConfigured,
+                message: "The embedded default backend does not transcribe speech: set [transcription] base_url in "
+                    + "glassd.conf to a speech server (whisper.cpp's server, OpenAI), or use such a server for everything.")
+        case .cannotSee:
+            BusError(
+                name: GlassdErrorName.notConfigured,
+                message: "The embedded default model cannot see photos: set [assistant] base_url and vision_model in "
+                    + "glassd.conf to a server with a vision model (OpenAI, Ollama with llava).")
         }
     }
 
@@ -33,6 +47,8 @@ enum VoiceFailure: Error, Sendable, Equatable {
         case .noSpeech: "I did not hear a question. Tap and speak."
         case .noWords: "I could not make out any words. Tap to try again."
         case .photo: "The photo did not arrive whole. Hold to try again."
+        case .cannotHear: "The offline model cannot hear. Set up a speech server."
+        case .cannotSee: "The offline model cannot see photos. Set up a vision model."
         case .disconnected, .cancelled: ""
         }
     }

@@ -31,6 +31,7 @@ struct VoiceQueries: Sendable {
     let mode: ModeSetting
     let voice: VoiceSettings
     let visionModel: String?
+    let abilities: BackendAbilities
     /// The paired glasses' address, for the transcription rows.
     let device: @Sendable () async -> String?
     /// Scene mode: the newest frame, which a tap's question is about.
@@ -184,6 +185,8 @@ struct VoiceQueries: Sendable {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
         var image = try photo.get()
         if image == nil && mode.mode == .scene { image = await latestSceneFrame() }
+        guard abilities.hears else { throw VoiceFailure.cannotHear }
+        guard abilities.sees || image == nil else { throw VoiceFailure.cannotSee }
         guard let transcriber else {
             throw AssistantError.notConfigured("No speech server is configured: set [assistant] base_url in glassd.conf.")
         }

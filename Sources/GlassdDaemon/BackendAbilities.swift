@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// What the configured servers can do. The embedded default backend (Scripts/backend) serves a
+/// text-only chat model and no speech endpoints: a question it cannot take fails at once with a
+/// typed error that says what to configure, instead of after a request that ends in the
+/// server's own 404 or 500.
+struct BackendAbilities: Sendable, Equatable {
+    /// Speech can be transcribed: any server but the embedded one, or a `[transcription]` server.
+    var hears = true
+    /// Photos can be asked about: the embedded model is text only.
+    var sees = true
+
+    init(hears: Bool = true, sees: Bool = true) {
+        self.hears = hears
+        self.sees = sees
+    }
+
+    init(_ config: Config) {
+        hears = !config.embedded || config.transcriptionURL != nil
+        sees = !config.embedded
+    }
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+import Testing
+
+private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
+private let monocle = 3
+
+/// The embedded default backend serves a text model and no speech: glassd, told so by
+/// `[assistant] embedded = true`, fails what it cannot do at once and says what to configure,
+/// rather than sending requests that end in the server's 404 or 500. The world's fake server
+/// stands in for the backend's URL, so the tests can see that no request reached it.
+@Suite(
+    "What the embedded default backend cannot do, on a virtual Monocle", .timeLimit(.minutes(10)), .serialized,
+    .enabled(if: worldReady, "the Python BLE world is not set up"))
+struct EmbeddedLimitsTests {
+    /// glassd.conf as the link tests write it, marked embedded, with a speech server or without.
+    private func embeddedConfig(_ ble: BLEWorld, speechServer: Bool) throws -> String {
+        let path = try ble.writeConfig()
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        text = text.replacingOccurrences(of: "[assistant]\n", with: "[assistant]\nembedded = true\n")
+        if speechServer { text += "[transcription]\nbase_url = \"\(ble.world.serverURL)\"\n" }
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// The signals of the next question, until Answered or QueryFailed.
+    private func nextQuestion(_ bus: BusConnection, _ ask: () async throws -> Void) async throws -> [BusSignal] {
+        let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
+        try await ask()
+        return try await within(.seconds(60), failure: { "the question did not end within 60 s" }) {
+            var seen: [BusSignal] = []
+            for await signal in signals {
+                seen.append(signal)
+                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
+            }
+            throw TestFailure("signals ended: \(seen.map(\.member))")
+        }
+    }
+
+    @Test("no speech server: a spoken question fails NotConfigured before any request, and the glasses say what is missing")
+    func cannotHear() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withSession(monocle, config: try embeddedConfig(ble, speechServer: false)) { bus, vm in
+                try await ble.pairReady(monocle, bus)
+                try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                let before = try await ble.world.serverRequests().count
+                let seen = try await nextQuestion(bus) { try await vm.call("Tap") }
+                #expect(seen.last?.member == GlassdBus.Signal.queryFailed, "\(seen.map(\.arguments))")
+                #expect(seen.last?.arguments.dropFirst().first == .string(GlassdErrorName.notConfigured))
+                let message = seen.last?.arguments.dropFirst(2).first?.string ?? ""
+                #expect(message.contains("[transcription] base_url"), "\(message)")
+                try await vm.waitForDisplay(containing: "cannot hear")
+                #expect(try await ble.world.serverRequests().count == before)
+                // Typed questions still go to the model.
+                let typed = try await ble.world.glassctl(["query", "still there?"])
+                #expect(typed.ok && typed.stdout.contains("echo: still there?"), "\(typed.stderr)")
+            }
+        }
+    }
+
+    @Test("a speech server beside it: a photo question fails NotConfigured with no request, a spoken one is heard there and answered")
+    func cannotSee() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withSession(monocle, config: try embeddedConfig(ble, speechServer: true)) { bus, vm in
+                try await ble.pairReady(monocle, bus)
+                try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                try await vm.call("FeedImage", [.string(Paths.fixtures + "/photo.jpg")])
+                try await ble.world.setTranscript("what is in front of me")
+                let before = try await ble.world.serverRequests().count
+                let photo = try await nextQuestion(bus) { try await vm.call("Hold", [.double(1.5)]) }
+                #expect(photo.last?.member == GlassdBus.Signal.queryFailed, "\(photo.map(\.arguments))")
+                #expect(photo.last?.arguments.dropFirst().first == .string(GlassdErrorName.notConfigured))
+                #expect(photo.last?.arguments.dropFirst(2).first?.string?.contains("vision_model") == true)
+                try await vm.waitForDisplay(containing: "cannot see photos")
+                #expect(try await ble.world.serverRequests().count == before)
+                try await vm.waitForDisplay(containing: "Tap to speak")
+
+                try await ble.world.setTranscript("and without a photo")
+                let spoken = try await nextQuestion(bus) { try await vm.call("Tap") }
+                #expect(spoken.last?.member == GlassdBus.Signal.answered, "\(spoken.map(\.arguments))")
+                let paths = try await ble.world.serverRequests().dropFirst(before).compactMap { $0["path"] as? String }
+                #expect(paths.contains { $0.hasSuffix("/audio/transcriptions") } && paths.contains { $0.hasSuffix("/chat/completions") }, "\(paths)")
+                try await vm.waitForDisplay(containing: "echo: and without a photo")
+            }
+        }
+    }
+}
