@@ -104,53 +104,69 @@ struct EmbeddedBackendTests {
                 "GLASSD_BASE_URL": "", "GLASSD_API_KEY": "", "GLASSD_MODEL": "",
                 "GLASSD_BIN_DIR": Paths.bin, "GLASSD_RUN_DIR": runDirectory,
                 "GLASSD_BACKEND_VENV": EmbeddedBackend.venv,
+                "GLASSD_TRANSCRIPTION_URL": world.serverURL,
                 "DBUS_SESSION_BUS_ADDRESS": world.busAddress,
             ]
-            try await withBackground(
-                Paths.root + "/Scripts/run", [], environment: environment, log: world.directory + "/run.log",
-                firstLine: false
-            ) { run, _ in
-                let runLog: @Sendable () -> String = { (try? String(contentsOfFile: world.directory + "/run.log", encoding: .utf8)) ?? "" }
-                // glassd is on the bus once Backend can be read (the backend is up before glassd starts).
-                let backend = try await within(.seconds(120), failure: { "Scripts/run never got ready:\n" + runLog() }) {
-                    while true {
-                        let result = try await world.busctl(
-                            ["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "Backend"])
-                        if result.ok { return result.stdout }
-                        try await Task.sleep(for: .milliseconds(200))
+            // Subscribed before the start, so glassd taking its name cannot be missed.
+            let bus = try await world.connect()
+            let owners = try await bus.signals(
+                SignalMatch(path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+            do {
+                try await withBackground(
+                    Paths.root + "/Scripts/run", [], environment: environment, log: world.directory + "/run.log",
+                    firstLine: false
+                ) { run, _ in
+                    let runLog: @Sendable () -> String = { (try? String(contentsOfFile: world.directory + "/run.log", encoding: .utf8)) ?? "" }
+                    // glassd takes its name once it is ready (the backend is up before glassd starts).
+                    try await within(.seconds(120), failure: { "Scripts/run never got ready:\n" + runLog() }) {
+                        for await signal in owners where signal.arguments.first?.string == GlassdBus.name {
+                            if signal.arguments.last?.string?.isEmpty == false { return }
+                        }
+                        throw TestFailure("the bus connection ended")
                     }
+                    let backend = try await world.busctl(
+                        ["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "Backend"]
+                    ).stdout
+                    #expect(backend.contains("SmolLM2-135M-Instruct"), "\(backend)")
+                    let port = try #require(
+                        backend.split(separator: " ").compactMap { EmbeddedBackend.port(of: String($0).replacingOccurrences(of: "\"", with: "")) }.first,
+                        "\(backend)")
+                    #expect(runLog().contains("EMBEDDED DEFAULT"))
+                    #expect(runLog().contains("often wrong"))
+                    #expect(runLog().contains("ready on org.glassd with the embedded default backend"))
+                    let config = (try? String(contentsOfFile: runDirectory + "/glassd.conf", encoding: .utf8)) ?? ""
+                    #expect(config.contains("[transcription]\nbase_url = \"\(world.serverURL)\""), "\(config)")
+
+                    let answer = try await world.glassctl(["query", "What is the tallest mountain?"])
+                    #expect(answer.ok, "\(answer.stderr)\n\(runLog())")
+                    #expect(!answer.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+
+                    let pidReply = try await world.busctl(
+                        ["--json=short", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                         "GetConnectionUnixProcessID", "s", GlassdBus.name])
+                    let glassdPid = try #require(
+                        ((try? JSONSerialization.jsonObject(with: Data(pidReply.stdout.utf8))) as? [String: Any])
+                            .flatMap { ($0["data"] as? [Any])?.first as? Int })
+                    #expect(await EmbeddedBackend.listening(port: port))
+                    #expect(processes(matching: "--port \(port)").count == 1, "the server runs")
+
+                    let runPid = run.pid
+                    kill(runPid, SIGINT)
+                    // Its stdout ends when Scripts/run and glassd, which shares it, have exited.
+                    try await within(.seconds(30), failure: { "Scripts/run did not stop on SIGINT:\n" + runLog() }) {
+                        try await run.untilStdoutEnds()
+                    }
+                    #expect(!isRunning(runPid), "Scripts/run stopped")
+                    #expect(!isRunning(Int32(glassdPid)), "glassd stopped")
+                    #expect(processes(matching: "--port \(port)").isEmpty, "the server stopped")
+                    #expect(processes(matching: "--log \(runDirectory)/backend.log").isEmpty, "the launcher stopped")
+                    #expect(await !EmbeddedBackend.listening(port: port))
                 }
-                #expect(backend.contains("SmolLM2-135M-Instruct"), "\(backend)")
-                let port = try #require(
-                    backend.split(separator: " ").compactMap { EmbeddedBackend.port(of: String($0).replacingOccurrences(of: "\"", with: "")) }.first,
-                    "\(backend)")
-                #expect(runLog().contains("EMBEDDED DEFAULT"))
-                #expect(runLog().contains("often wrong"))
-                #expect(runLog().contains("ready on org.glassd with the embedded default backend"))
-
-                let answer = try await world.glassctl(["query", "What is the tallest mountain?"])
-                #expect(answer.ok, "\(answer.stderr)\n\(runLog())")
-                #expect(!answer.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
-
-                let pidReply = try await world.busctl(
-                    ["--json=short", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                     "GetConnectionUnixProcessID", "s", GlassdBus.name])
-                let glassdPid = try #require(
-                    ((try? JSONSerialization.jsonObject(with: Data(pidReply.stdout.utf8))) as? [String: Any])
-                        .flatMap { ($0["data"] as? [Any])?.first as? Int })
-                #expect(await EmbeddedBackend.listening(port: port))
-                #expect(processes(matching: "--port \(port)").count == 1, "the server runs")
-
-                let runPid = run.pid
-                kill(runPid, SIGINT)
-                try await within(.seconds(30), failure: { "Scripts/run did not stop on SIGINT:\n" + runLog() }) {
-                    while isRunning(runPid) { try await Task.sleep(for: .milliseconds(100)) }
-                }
-                #expect(!isRunning(Int32(glassdPid)), "glassd stopped")
-                #expect(processes(matching: "--port \(port)").isEmpty, "the server stopped")
-                #expect(processes(matching: "--log \(runDirectory)/backend.log").isEmpty, "the launcher stopped")
-                #expect(await !EmbeddedBackend.listening(port: port))
+            } catch {
+                await bus.close()
+                throw error
             }
+            await bus.close()
         }
     }
 }

@@ -5,14 +5,15 @@
   demo_view.py wait-name NAME [--pid PID] [--timeout S]
       Exits 0 once NAME has an owner on the bus; 1 when PID exits first or after S seconds.
   demo_view.py view [--vm hci1] [--dir DIR] [--files-from DIR] [--fake-server URL]
-                    [--ready-timeout S] [--question-timeout S] [-- PAIR_COMMAND...]
+                    [--answers-from NAME] [--note TEXT] [--ready-timeout S] [--question-timeout S] [-- PAIR_COMMAND...]
       Subscribes to glassd's PropertiesChanged and question signals and the virtual Monocle's
       DisplayChanged, runs PAIR_COMMAND (e.g. glassctl pair), then prints every session state,
       every frame and every signal, and reads commands from stdin (see HELP) once the glasses are
       ready: a typed line is spoken with espeak-ng (WAV in DIR) into the virtual Monocle's
       microphone and asked with a tap, and the next line waits until that question ended. With
       --fake-server (tests' fake_openai.py, URL without /v1) its transcript is set to the typed
-      text first. Relative photo paths are taken from --files-from. Exits 0 on :quit or EOF.
+      text first; unless --answers-from names another (the embedded backend), it answers too.
+      --note TEXT is said before pairing (what answers). Relative photo paths are taken from --files-from. Exits 0 on :quit or EOF.
 
 The bus is $DBUS_SESSION_BUS_ADDRESS (or --bus): the demo's private bus, which is glassd's session
 bus and the fake BlueZ's system bus at once. Test-only tool, like the rest of Tests/World.
@@ -445,8 +446,9 @@ class View:
                 return 1
         self.say(HELP)
         self.say()
-        if self.args.fake_server:
-            self.say(FAKE_NOTE)
+        note = self.args.note if self.args.note is not None else FAKE_NOTE if self.args.fake_server else ""
+        if note:
+            self.say(note)
             self.say()
         if pair_command:
             self.say(f"{self.stamp()}  $ {' '.join(os.path.basename(a) if i == 0 else a for i, a in enumerate(pair_command))}")
@@ -484,7 +486,7 @@ class View:
                     f"(state: {self.state or 'unknown'})")
                 return 1
             await self.wait_frame()      # the ready screen
-            server = "the offline fake server" if self.args.fake_server else "your server"
+            server = self.args.answers_from or ("the offline fake server" if self.args.fake_server else "your server")
             self.say(f"{self.stamp()}  ready (mode {await self.mode()}, answers from {server}): "
                      "type a question, or :help")
             while True:
@@ -581,6 +583,8 @@ def main():
     v.add_argument("--files-from", default=".", help="relative photo paths start here")
     v.add_argument("--fake-server", metavar="URL",
                    help="the fake server (no /v1): its transcript is set to each typed question")
+    v.add_argument("--answers-from", metavar="NAME", help="what answers, for the ready line")
+    v.add_argument("--note", help="said before pairing (default: the fake server's note with --fake-server)")
     v.add_argument("pair", nargs=argparse.REMAINDER, help="-- COMMAND to pair, run once subscribed")
     args = parser.parse_args()
     try:

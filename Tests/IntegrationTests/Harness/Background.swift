@@ -12,6 +12,12 @@ struct Background {
     func kill9() {
         try? execution.send(signal: .kill)
     }
+
+    /// Returns when its stdout ends: it, and every child that kept its stdout, have exited. Only
+    /// for a process started without `firstLine` (its stdout can be read once).
+    func untilStdoutEnds() async throws {
+        for try await _ in execution.standardOutput.strings() {}
+    }
 }
 
 /// Runs `executable` with `arguments`, hands `body` the first line it prints on stdout (when
