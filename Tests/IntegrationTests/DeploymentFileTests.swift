@@ -18,6 +18,21 @@ struct DeploymentFileTests {
         #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stdout)\(result.stderr)")
     }
 
+    @Test("the README's unit for the embedded backend passes systemd-analyze verify")
+    func verifyReadmeBackendUnit() async throws {
+        let readme = try String(contentsOfFile: Paths.root + "/README.md", encoding: .utf8)
+        let start = try #require(readme.range(of: "# /etc/systemd/system/glassd-backend.service\n"), "the README shows no unit")
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let unit = String(readme[start.upperBound..<end.lowerBound])
+        #expect(unit.contains("ExecStart=/path/to/glassd/Scripts/backend "))
+        let dir = try Paths.temporaryDirectory()
+        try unit.replacingOccurrences(of: "/path/to/glassd", with: Paths.root)
+            .write(toFile: dir + "/glassd-backend.service", atomically: true, encoding: .utf8)
+        let result = try await runCommand("systemd-analyze", ["verify", dir + "/glassd-backend.service"])
+        #expect(result.ok)
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stdout)\(result.stderr)")
+    }
+
     @Test("systemd-analyze security rates the unit 2.0 or better")
     func securityExposure() async throws {
         let result = try await runCommand(
