@@ -24,11 +24,11 @@ import os
 import struct
 import zlib
 
-from dbus_fast import DBusError, Variant
-from dbus_fast.constants import PropertyAccess
-from dbus_fast.service import ServiceInterface, dbus_property, method
+from dbus_fast import DBusError
+from dbus_fast.service import method
 
 from linktiming import IN, OUT  # beside this file
+import gatt_objects  # beside this file
 
 DFU_SERVICE = "0000fe59-0000-1000-8000-00805f9b34fb"
 DFU_CONTROL = "8ec90001-f315-4f60-9fb8-838830daea50"
@@ -333,127 +333,67 @@ class DfuState:
         return self.next_version
 
 
-class _Service(ServiceInterface):
-    def __init__(self):
-        super().__init__("org.bluez.GattService1")
+class _Char(gatt_objects.GattCharacteristic):
+    """The control point (write, notify) or the packet characteristic (write without response)."""
 
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return DFU_SERVICE
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Primary(self) -> "b":
-        return True
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Includes(self) -> "ao":
-        return []
-
-
-class _Char(ServiceInterface):
     def __init__(self, target, service_path, uuid):
-        super().__init__("org.bluez.GattCharacteristic1")
-        self.t, self.svc, self.uuid = target, service_path, uuid
-        self.value, self.notifying = b"", False
+        super().__init__(service_path, uuid)
+        self.t = target
 
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.uuid
+    def flags(self):
+        return ["write", "notify"] if self.gatt_uuid == DFU_CONTROL else ["write-without-response"]
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Service(self) -> "o":
-        return self.svc
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Flags(self) -> "as":
-        return ["write", "notify"] if self.uuid == DFU_CONTROL else ["write-without-response"]
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Value(self) -> "ay":
-        return self.value
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Notifying(self) -> "b":
-        return self.notifying
-
-    @dbus_property(access=PropertyAccess.READ)
-    def MTU(self) -> "q":
+    def mtu(self):
         return self.t.mtu
 
     @method()
-    def ReadValue(self, options: "a{sv}") -> "ay":
-        raise DBusError("org.bluez.Error.NotPermitted", "Read not permitted")
-
-    @method()
     def WriteValue(self, value: "ay", options: "a{sv}"):
-        if len(value) > self.t.mtu - 3:
-            raise DBusError("org.bluez.Error.InvalidValueLength",
-                            f"Invalid value length {len(value)} > {self.t.mtu - 3}")
+        self.check_length(value)
         # At its connection event under the link timing model (virtual_monocle.py takes control
         # point writes with response then, to answer them later).
         value = bytes(value)
-        self.t.m.link.send(IN, lambda: self.t.on_write(self.uuid, value))
+        self.t.m.link.send(IN, lambda: self.t.on_write(self.gatt_uuid, value))
 
     @method()
     def StartNotify(self):
-        if self.uuid != DFU_CONTROL:
+        if self.gatt_uuid != DFU_CONTROL:
             raise DBusError("org.bluez.Error.NotSupported", "Notify not supported")
-        if not self.notifying:
-            self.notifying = True
-            self.emit_properties_changed({"Notifying": True})
+        self.set_notifying(True)
 
     @method()
     def StopNotify(self):
         self.stop()
-        if self.uuid == DFU_CONTROL:    # BlueZ stops notify sessions when the link drops
+        if self.gatt_uuid == DFU_CONTROL:    # BlueZ stops notify sessions when the link drops
             self.t.state.link_lost()
 
-    @method()
-    def Confirm(self):
-        pass
-
     def stop(self):
-        if self.notifying:
-            self.notifying = False
-            self.emit_properties_changed({"Notifying": False})
+        self.set_notifying(False)
 
     def notify(self, data):
-        if self.notifying:
+        if self.gatt_notifying:
             self.t.m.link.send(OUT, lambda: self._emit(data))    # at once unless timed
 
     def _emit(self, data):
-        if self.notifying:
-            self.value = data
+        if self.gatt_notifying:
+            self.gatt_value = data
             self.emit_properties_changed({"Value": data})
 
 
-class _Advertisement(ServiceInterface):
+class _Advertisement(gatt_objects.Advertisement):
     def __init__(self, target):
-        super().__init__("org.bluez.LEAdvertisement1")
+        super().__init__()
         self.t = target
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Type(self) -> "s":
-        return "peripheral"
-
-    @dbus_property(access=PropertyAccess.READ)
-    def LocalName(self) -> "s":
+    def local_name(self):
         return DFU_NAME
 
-    @dbus_property(access=PropertyAccess.READ)
-    def ServiceUUIDs(self) -> "as":
+    def service_uuids(self):
         return [DFU_SERVICE]
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Discoverable(self) -> "b":
-        return True
-
-    @dbus_property(access=PropertyAccess.READ)
-    def TxPower(self) -> "n":
+    def tx_power(self):
         return self.t.tx_power
 
-    @method()
-    def Release(self):
+    def released(self):
         self.t.registered = False
 
 
@@ -477,7 +417,7 @@ class DfuTarget:
         self.control_path = f"{svc}/char0"
         self.control = _Char(self, svc, DFU_CONTROL)
         self.packet = _Char(self, svc, DFU_PACKET)
-        bus.export(svc, _Service())
+        bus.export(svc, gatt_objects.GattService(DFU_SERVICE))
         bus.export(self.control_path, self.control)
         bus.export(f"{svc}/char1", self.packet)
         bus.export(self.adv_path, _Advertisement(self))

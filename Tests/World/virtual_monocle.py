@@ -48,12 +48,12 @@ from collections import deque
 from worldloop import run_until_signalled  # beside this file
 import vdfu  # beside this file: the bootloader (DFU target mode)
 import linktiming  # beside this file: the connection's timing (off unless set)
+import gatt_objects  # beside this file: what the peripherals export to BlueZ
 from linktiming import IN, OUT
 
 from dbus_fast import BusType, DBusError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
-from dbus_fast.constants import PropertyAccess
-from dbus_fast.service import ServiceInterface, dbus_property, method, signal as dbus_signal
+from dbus_fast.service import ServiceInterface, method, signal as dbus_signal
 
 SERIAL_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
 SERIAL_RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"
@@ -90,79 +90,31 @@ def warn(text):
     sys.stderr.flush()
 
 
-class GattService(ServiceInterface):
-    def __init__(self, uuid):
-        super().__init__("org.bluez.GattService1")
-        self.vm_uuid = uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.vm_uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Primary(self) -> "b":
-        return True
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Includes(self) -> "ao":
-        return []
-
-
-class GattCharacteristic(ServiceInterface):
+class GattCharacteristic(gatt_objects.GattCharacteristic):
     """RX (role "rx": written by the central) or TX (role "tx": notifies)."""
 
     def __init__(self, monocle, service_key, service_path, uuid, role):
-        super().__init__("org.bluez.GattCharacteristic1")
+        super().__init__(service_path, uuid)
         self.vm_monocle = monocle
         self.vm_service_key = service_key
-        self.vm_service_path = service_path
-        self.vm_uuid = uuid
         self.vm_role = role
-        self.vm_value = b""
-        self.vm_notifying = False
         self.vm_outbox = deque()
         self.vm_wake = asyncio.Event()
         self.vm_task = None
         self.vm_session = 0     # notify sessions: a timed packet of an ended one is not sent
 
-    # --- properties
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.vm_uuid
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Service(self) -> "o":
-        return self.vm_service_path
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Flags(self) -> "as":
+    def flags(self):
         return ["write", "write-without-response"] if self.vm_role == "rx" else ["notify"]
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Value(self) -> "ay":
-        return self.vm_value
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Notifying(self) -> "b":
-        return self.vm_notifying
-
-    @dbus_property(access=PropertyAccess.READ)
-    def MTU(self) -> "q":
+    def mtu(self):
         return self.vm_monocle.mtu
 
     # --- methods
     @method()
-    def ReadValue(self, options: "a{sv}") -> "ay":
-        raise DBusError("org.bluez.Error.NotPermitted", "Read not permitted")
-
-    @method()
     def WriteValue(self, value: "ay", options: "a{sv}"):
         if self.vm_role != "rx":
             raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
-        limit = self.vm_monocle.mtu - 3
-        if len(value) > limit:
-            raise DBusError("org.bluez.Error.InvalidValueLength",
-                            f"Invalid value length {len(value)} > {limit}")
+        self.check_length(value)
         kind = options.get("type")
         kind = kind.value if isinstance(kind, Variant) else "request"
         value = bytes(value)
@@ -174,9 +126,7 @@ class GattCharacteristic(ServiceInterface):
     def StartNotify(self):
         if self.vm_role != "tx":
             raise DBusError("org.bluez.Error.NotSupported", "Notify not supported")
-        if not self.vm_notifying:
-            self.vm_notifying = True
-            self.emit_properties_changed({"Notifying": True})
+        if self.set_notifying(True):
             self.vm_monocle.notify_changed()
 
     @method()
@@ -185,23 +135,19 @@ class GattCharacteristic(ServiceInterface):
             raise DBusError("org.bluez.Error.NotSupported", "Notify not supported")
         self.stop_notifying()
 
-    @method()
-    def Confirm(self):
-        pass  # no-op: only stock bluezoo calls it, after every notification
-
     # --- notification path
     def stop_notifying(self, signal_it=True):
         self.vm_outbox.clear()
-        if self.vm_notifying:
+        if self.gatt_notifying:
             self.vm_session += 1
-            self.vm_notifying = False
+            self.gatt_notifying = False
             if signal_it:
                 self.emit_properties_changed({"Notifying": False})
             self.vm_monocle.notify_changed()
 
     def notify(self, data: bytes):
         """Queue data as notifications of at most MTU-3 bytes each."""
-        if not self.vm_notifying:
+        if not self.gatt_notifying:
             return
         step = max(1, self.vm_monocle.mtu - 3)
         link = self.vm_monocle.link
@@ -217,8 +163,8 @@ class GattCharacteristic(ServiceInterface):
         self.vm_wake.set()
 
     def _timed_emit(self, value, session):
-        if self.vm_notifying and session == self.vm_session:
-            self.vm_value = value
+        if self.gatt_notifying and session == self.vm_session:
+            self.gatt_value = value
             self.emit_properties_changed({"Value": value})
 
     async def _drain(self):
@@ -227,44 +173,32 @@ class GattCharacteristic(ServiceInterface):
             await self.vm_wake.wait()
             self.vm_wake.clear()
             while self.vm_outbox:
-                if not self.vm_notifying:
+                if not self.gatt_notifying:
                     self.vm_outbox.clear()
                     break
-                self.vm_value = self.vm_outbox.popleft()
-                self.emit_properties_changed({"Value": self.vm_value})
+                self.gatt_value = self.vm_outbox.popleft()
+                self.emit_properties_changed({"Value": self.gatt_value})
                 sent += 1
                 if sent % NOTIFY_YIELD_EVERY == 0:
                     await asyncio.sleep(0)
                     await self.vm_monocle.writer_drained()
 
 
-class Advertisement(ServiceInterface):
+class Advertisement(gatt_objects.Advertisement):
     def __init__(self, monocle):
-        super().__init__("org.bluez.LEAdvertisement1")
+        super().__init__()
         self.vm_monocle = monocle
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Type(self) -> "s":
-        return "peripheral"
-
-    @dbus_property(access=PropertyAccess.READ)
-    def LocalName(self) -> "s":
+    def local_name(self):
         return self.vm_monocle.local_name
 
-    @dbus_property(access=PropertyAccess.READ)
-    def ServiceUUIDs(self) -> "as":
+    def service_uuids(self):
         return [SERIAL_SERVICE]
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Discoverable(self) -> "b":
-        return True
-
-    @dbus_property(access=PropertyAccess.READ)
-    def TxPower(self) -> "n":
+    def tx_power(self):
         return self.vm_monocle.tx_power
 
-    @method()
-    def Release(self):
+    def released(self):
         self.vm_monocle.on_advertisement_released()
 
 
@@ -753,7 +687,7 @@ class Monocle:
                 ("serial", SERIAL_SERVICE, SERIAL_RX, SERIAL_TX),
                 ("data", DATA_SERVICE, DATA_RX, DATA_TX))):
             svc_path = f"{APP_PATH}/service{index}"
-            service = GattService(svc_uuid)
+            service = gatt_objects.GattService(svc_uuid)
             rx = GattCharacteristic(self, key, svc_path, rx_uuid, "rx")
             tx = GattCharacteristic(self, key, svc_path, tx_uuid, "tx")
             self.bus.export(svc_path, service)
@@ -785,7 +719,7 @@ class Monocle:
             self.firmware.data_in(value)
 
     def notifying(self, key):
-        return key in self.services and self.services[key][2].vm_notifying
+        return key in self.services and self.services[key][2].gatt_notifying
 
     def notify_changed(self):
         self.firmware.send(b"N", self.firmware.notify_flags())
