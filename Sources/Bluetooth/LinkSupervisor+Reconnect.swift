@@ -51,16 +51,47 @@ extension LinkSupervisor {
     /// Discovery on (shared, filtered) until bluetoothd reports the glasses advertising: its
     /// Device1 is there with an RSSI (bluetoothd clears RSSI when discovery stops and drops the
     /// object of unbonded devices it has not seen for TemporaryTimeout).
+    /// Meanwhile, glasses seen in their bootloader instead (an update left them there) are said
+    /// in the state's reason, with what brings them back.
     func seen(_ address: BluetoothAddress) async throws {
         guard let adapter = client.state.snapshot.adapterPath(named: settings.adapter) else {
             throw AttemptFailed(description: "the adapter went away")
         }
         let device = client.state.snapshot.devicePath(adapter, address)
+        let bootloader = client.state.snapshot.devicePath(adapter, address.bootloader)
         try await withDiscovery(adapter) {
-            try await client.state.wait { snapshot in
-                !snapshot.isPowered(adapter) || snapshot.properties(device, BlueZ.device)?["RSSI"] != nil
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await self.client.state.wait { snapshot in
+                        !snapshot.isPowered(adapter) || snapshot.properties(device, BlueZ.device)?["RSSI"] != nil
+                    }
+                    return true
+                }
+                group.addTask {
+                    try await self.client.state.wait { $0.properties(bootloader, BlueZ.device)?["RSSI"] != nil }
+                    return false
+                }
+                while let appeared = try await group.next() {
+                    if appeared { break }
+                    if isCurrent(address) {
+                        logger.notice("the glasses are in their bootloader", metadata: ["device": "\(address)"])
+                        setState(.disconnected, reason: Self.inBootloader)
+                    }
+                }
+                group.cancelAll()
             }
         }
+    }
+
+    /// The state's reason while only the paired glasses' bootloader is in sight.
+    public static let inBootloader =
+        "The glasses are in their bootloader: glassctl update --firmware FILE brings them back."
+
+    /// Whether the paired glasses' bootloader is advertising (seen while watching for them).
+    public func bootloaderInSight() -> Bool {
+        let snapshot = client.state.snapshot
+        guard let address = pairedAddress, let adapter = snapshot.adapterPath(named: settings.adapter) else { return false }
+        return snapshot.properties(snapshot.devicePath(adapter, address.bootloader), BlueZ.device)?["RSSI"] != nil
     }
 
     /// Thrown when an attempt cannot go on (the glasses are not in sight, the adapter went away).

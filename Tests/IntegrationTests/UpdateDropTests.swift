@@ -181,4 +181,44 @@ struct UpdateDropTests {
             }
         }
     }
+
+    @Test("glasses left in their bootloader by something else: StateReason says so, and Update with a firmware package brings them back")
+    func strandedInBootloader() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withMonocle(monocle, txPower: -45, battery: 87) { _ in
+                let package = try await DFUPackages.make(size: 60_000, version: "v99.002.0001", in: ble.world.directory)
+                try await ble.world.withGlassd(config: try ble.writeConfig()) { _ in
+                    let bus = try await ble.world.connect()
+                    try await ble.pairReady(monocle, bus)
+                    // As another tool would leave them: in the bootloader, with no package kept by glassd.
+                    try await VirtualMonocle(bus: bus, index: monocle).call("EnterDFU")
+                    try await waitForProperty(
+                        bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                        GlassdBus.DeviceProperty.stateReason,
+                        equals: .string("The glasses are in their bootloader: glassctl update --firmware FILE brings them back."),
+                        timeout: .seconds(60))
+                    let finished = try await bus.signals(
+                        SignalMatch(sender: GlassdBus.name, interface: GlassdBus.jobInterface, member: GlassdBus.Job.finished))
+                    let job = try await update(bus, "firmware", package.path)
+                    let (success, message) = try await within(.seconds(180), failure: { "the job did not finish" }) {
+                        for await signal in finished where signal.path == job {
+                            guard case .bool(let success)? = signal.arguments.first else { continue }
+                            return (success, signal.arguments.dropFirst().first?.string ?? "")
+                        }
+                        throw TestFailure("signals ended")
+                    }
+                    #expect(success, "\(message)")
+                    try await waitForProperty(
+                        bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                        GlassdBus.DeviceProperty.firmwareVersion, equals: .string("v99.002.0001"), timeout: .seconds(60))
+                    try await waitForProperty(
+                        bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                        GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
+                    let stats = try await VirtualMonocle(bus: bus, index: monocle).stats()
+                    #expect(stats["dfu_boots"] == 1, "\(stats)")
+                    await bus.close()
+                }
+            }
+        }
+    }
 }

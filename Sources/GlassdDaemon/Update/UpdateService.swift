@@ -104,6 +104,16 @@ final class UpdateService: Sendable {
                 throw refusal.busError
             }
         }
+        if status.state != .ready, images.firmware != nil, await supervisor.bootloaderInSight() {
+            // Left in their bootloader by something glassd kept no package of (another tool, a
+            // lost database): the given firmware brings them back, sent as a resumed transfer.
+            logger.notice("the glasses are in their bootloader: sending the given firmware")
+            do {
+                return try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true).path
+            } catch let refusal as UpdateRefusal {
+                throw refusal.busError
+            }
+        }
         guard status.state == .ready else {
             throw BusError(
                 name: status.state == .busy ? GlassdErrorName.busy : GlassdErrorName.notConnected,
