@@ -59,6 +59,7 @@ extension LinkSupervisor {
         }
         let device = client.state.snapshot.devicePath(adapter, address)
         let bootloader = client.state.snapshot.devicePath(adapter, address.bootloader)
+        defer { bootloaderSighted.set(false) }
         try await withDiscovery(adapter) {
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
@@ -76,6 +77,7 @@ extension LinkSupervisor {
                     if isCurrent(address) {
                         logger.notice("the glasses are in their bootloader", metadata: ["device": "\(address)"])
                         setState(.disconnected, reason: Self.inBootloader)
+                        bootloaderSighted.set(true)
                     }
                 }
                 group.cancelAll()
@@ -86,13 +88,6 @@ extension LinkSupervisor {
     /// The state's reason while only the paired glasses' bootloader is in sight.
     public static let inBootloader =
         "The glasses are in their bootloader: glassctl update --firmware FILE brings them back."
-
-    /// Whether the paired glasses' bootloader is advertising (seen while watching for them).
-    public func bootloaderInSight() -> Bool {
-        let snapshot = client.state.snapshot
-        guard let address = pairedAddress, let adapter = snapshot.adapterPath(named: settings.adapter) else { return false }
-        return snapshot.properties(snapshot.devicePath(adapter, address.bootloader), BlueZ.device)?["RSSI"] != nil
-    }
 
     /// Thrown when an attempt cannot go on (the glasses are not in sight, the adapter went away).
     struct AttemptFailed: Error, CustomStringConvertible {

@@ -41,6 +41,9 @@ public actor LinkSupervisor {
     /// Every change of the link's own state, in order, none skipped (BlueZ's own changes tick
     /// `client.state.changes()` instead).
     public nonisolated let changeStream: AsyncStream<LinkSnapshot>
+    /// Whether the paired glasses' bootloader is in sight while glassd watches for the glasses
+    /// themselves (an update left them there): what brings them back is an update's business.
+    public nonisolated let bootloaderSighted = Watched(false)
 
     public init(client: BlueZClient, store: any DeviceStore, settings: LinkSettings, logger: Logger) {
         self.client = client

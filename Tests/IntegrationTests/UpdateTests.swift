@@ -259,4 +259,34 @@ struct UpdateTests {
             #expect(history.first?["success"] as? Bool == true)
         }
     }
+
+    @Test("with [update] auto, glasses found in their bootloader get the pinned firmware and come back by themselves")
+    func automaticFromBootloader() async throws {
+        // Pinned at the version they run: only the bootloader can set the update off.
+        let pinned = Self.oldFirmware
+        try await withReadyGlasses(config: "auto = true\n", prepare: { ble, directory in
+            let package = try await DFUPackages.make(size: 40_000, version: pinned, in: ble.world.directory)
+            try Self.writeManifest(directory, firmware: (package.path, try await ble.world.sha256(package.path), pinned), fpga: nil)
+        }) { ble, bus, vm, _ in
+            #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.state) == .string("ready"))
+            let finished = try await bus.signals(
+                SignalMatch(sender: GlassdBus.name, interface: GlassdBus.jobInterface, member: GlassdBus.Job.finished))
+            try await vm.call("EnterDFU")
+            let (success, message) = try await within(.seconds(180), failure: { "no update finished" }) {
+                for await signal in finished {
+                    guard case .bool(let success)? = signal.arguments.first else { continue }
+                    return (success, signal.arguments.dropFirst().first?.string ?? "")
+                }
+                throw TestFailure("signals ended")
+            }
+            #expect(success, "\(message)")
+            try await waitForProperty(
+                bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
+            let stats = try await vm.stats()
+            #expect(stats["dfu_boots"] == 1, "\(stats)")
+            let history = jsonObjects(try await ble.world.glassctl(["update", "--history", "--json"]).stdout)
+            #expect(history.count == 1 && history.first?["success"] as? Bool == true, "\(history)")
+        }
+    }
 }

@@ -104,7 +104,7 @@ final class UpdateService: Sendable {
                 throw refusal.busError
             }
         }
-        if status.state != .ready, images.firmware != nil, await supervisor.bootloaderInSight() {
+        if status.state != .ready, images.firmware != nil, supervisor.bootloaderSighted.current {
             // Left in their bootloader by something glassd kept no package of (another tool, a
             // lost database): the given firmware brings them back, sent as a resumed transfer.
             logger.notice("the glasses are in their bootloader: sending the given firmware")
@@ -255,10 +255,34 @@ final class UpdateService: Sendable {
     // MARK: Policy
 
     /// Watches the glasses: an outdated device is marked update-required (and updated, with
-    /// `auto`); an update cut short by a stop of glassd is recorded as such.
+    /// `auto`, as are glasses found in their bootloader); an update cut short by a stop of glassd
+    /// is recorded as such.
     func run() async {
         _ = try? await history.closeInterrupted(reason: "glassd stopped during the update", at: unixMS())
         await resumeInterrupted()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.watchVersions() }
+            if policy.auto { group.addTask { await self.watchBootloader() } }
+        }
+    }
+
+    /// With `auto`: glasses seen in their bootloader (with no package of glassd's kept: that one
+    /// is resumed at the start) get the pinned firmware.
+    private func watchBootloader() async {
+        for await sighted in supervisor.bootloaderSighted.values() where sighted && !isBusy {
+            guard (try? await history.pendingPackage()) == nil else { continue }
+            do {
+                let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory)
+                guard images.firmware != nil else { continue }
+                logger.notice("automatic update: the glasses are in their bootloader; sending the pinned firmware")
+                _ = try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
+            } catch {
+                logger.notice("automatic recovery from the bootloader not started: \(error)")
+            }
+        }
+    }
+
+    private func watchVersions() async {
         var checked: UInt64?
         for await status in statuses.values() {
             guard status.state == .ready, status.generation != checked, !isBusy, let info = status.info else { continue }
