@@ -197,16 +197,9 @@ struct UpdateDropTests {
                         GlassdBus.DeviceProperty.stateReason,
                         equals: .string("The glasses are in their bootloader: glassctl update --firmware FILE brings them back."),
                         timeout: .seconds(60))
-                    let finished = try await bus.signals(
-                        SignalMatch(sender: GlassdBus.name, interface: GlassdBus.jobInterface, member: GlassdBus.Job.finished))
+                    let signals = try await jobFinishedSignals(bus)
                     let job = try await update(bus, "firmware", package.path)
-                    let (success, message) = try await within(.seconds(180), failure: { "the job did not finish" }) {
-                        for await signal in finished where signal.path == job {
-                            guard case .bool(let success)? = signal.arguments.first else { continue }
-                            return (success, signal.arguments.dropFirst().first?.string ?? "")
-                        }
-                        throw TestFailure("signals ended")
-                    }
+                    let (success, message) = try await finished(signals, job: job)
                     #expect(success, "\(message)")
                     try await waitForProperty(
                         bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,

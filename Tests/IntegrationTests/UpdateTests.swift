@@ -269,16 +269,9 @@ struct UpdateTests {
             try Self.writeManifest(directory, firmware: (package.path, try await ble.world.sha256(package.path), pinned), fpga: nil)
         }) { ble, bus, vm, _ in
             #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.state) == .string("ready"))
-            let finished = try await bus.signals(
-                SignalMatch(sender: GlassdBus.name, interface: GlassdBus.jobInterface, member: GlassdBus.Job.finished))
+            let signals = try await jobFinishedSignals(bus)
             try await vm.call("EnterDFU")
-            let (success, message) = try await within(.seconds(180), failure: { "no update finished" }) {
-                for await signal in finished {
-                    guard case .bool(let success)? = signal.arguments.first else { continue }
-                    return (success, signal.arguments.dropFirst().first?.string ?? "")
-                }
-                throw TestFailure("signals ended")
-            }
+            let (success, message) = try await finished(signals)
             #expect(success, "\(message)")
             try await waitForProperty(
                 bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
