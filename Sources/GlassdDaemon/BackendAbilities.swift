@@ -4,16 +4,11 @@
 /// text-only chat model and no speech endpoints: a question it cannot take fails at once with a
 /// typed error that says what to configure, instead of after a request that ends in the
 /// server's own 404 or 500.
-struct BackendAbilities: Sendable, Equatable {
+struct BackendAbilities: Sendable {
     /// Speech can be transcribed: any server but the embedded one, or a `[transcription]` server.
-    var hears = true
+    let hears: Bool
     /// Photos can be asked about: the embedded model is text only.
-    var sees = true
-
-    init(hears: Bool = true, sees: Bool = true) {
-        self.hears = hears
-        self.sees = sees
-    }
+    let sees: Bool
 
     init(_ config: Config) {
         hears = !config.embedded || config.transcriptionURL != nil

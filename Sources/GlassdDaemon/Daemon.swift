@@ -81,8 +81,9 @@ public enum Daemon {
             logger: logger
         ) {
             session, supervisor in
+            let abilities = BackendAbilities(config)
             let scene = SceneWatch(
-                session: session, client: client, visionModel: config.visionModel, sees: BackendAbilities(config).sees,
+                session: session, client: client, visionModel: config.visionModel, sees: abilities.sees,
                 photos: photos, signals: signals, mode: mode,
                 settings: SceneWatch.Settings(
                     interval: .seconds(config.sceneIntervalSeconds),
@@ -97,7 +98,8 @@ public enum Daemon {
                 voice: VoiceSettings(
                     trailingSilence: .milliseconds(config.trailingSilenceMS),
                     maximumLength: .seconds(config.maxUtteranceSeconds)),
-                visionModel: config.visionModel, abilities: BackendAbilities(config), device: { await supervisor.snapshot().paired?.description },
+                visionModel: config.visionModel, abilities: abilities,
+                device: { await supervisor.snapshot().paired?.description },
                 latestSceneFrame: { await scene.latestFrame }, logger: logger)
             return (voice, scene)
         }
