@@ -10,15 +10,6 @@ public struct Maintenance<C: Clock>: Sendable where C.Duration == Duration {
     public let data: any ByteChannel
 }
 
-/// How a borrower leaves the glasses.
-public enum MaintenanceEnd: Sendable, Equatable {
-    /// Nothing changed that needs a reset: the session starts the scripts again.
-    case restartScripts
-    /// The borrower reset the device (into its bootloader, or to boot a new FPGA image): the
-    /// link is about to drop, and the next one starts from the handshake.
-    case reset
-}
-
 /// A channel whose writes go to the link and whose reads come from what the session diverts.
 struct LentChannel: ByteChannel {
     let channel: any ByteChannel
@@ -29,14 +20,13 @@ struct LentChannel: ByteChannel {
 }
 
 extension MonocleSession {
-    /// Lends the idle glasses' link to `body`; the session is `updating` meanwhile. `body` says
-    /// how it leaves the device; when it throws, or leaves it as it was, the scripts are started
-    /// again (if the link is still up; if they do not come up, the link is dropped so the next
-    /// one brings them up from the start). Throws `SessionError.busy` while a question is under
-    /// way, `.notConnected` when the glasses are not ready.
-    public func maintain<T: Sendable>(
-        _ body: @Sendable (Maintenance<C>) async throws -> (T, MaintenanceEnd)
-    ) async throws -> T {
+    /// Lends the idle glasses' link to `body`; the session is `updating` meanwhile. A `body` that
+    /// returns has reset the device (into its bootloader, or to boot a new FPGA image): the link
+    /// is about to drop, and the next one starts from the handshake. When it throws, the scripts
+    /// are started again (if the link is still up; if they do not come up, the link is dropped so
+    /// the next one brings them up from the start). Throws `SessionError.busy` while a question is
+    /// under way, `.notConnected` when the glasses are not ready.
+    public func maintain<T: Sendable>(_ body: @Sendable (Maintenance<C>) async throws -> T) async throws -> T {
         guard let channels, current.state == .ready || current.state == .busy else {
             throw SessionError.notConnected("The glasses are not ready (\(current.state.rawValue)).")
         }
@@ -47,20 +37,16 @@ extension MonocleSession {
         diversion = (serial.incoming, data.incoming)
         set(.updating, for: generation)
         let repl = RawRepl(channel: serial, clock: clock, settings: settings.repl)
-        let outcome: Result<(T, MaintenanceEnd), any Error>
         do {
             try await repl.enter()
-            outcome = .success(try await body(Maintenance(repl: repl, serial: serial, data: data)))
-        } catch {
-            outcome = .failure(error)
-        }
-        if case .success((_, .reset)) = outcome {
+            let value = try await body(Maintenance(repl: repl, serial: serial, data: data))
             logger.info("the glasses reset for an update")
-        } else {
+            return value
+        } catch {
             // Not in the caller's task: a cancelled update still leaves the scripts running.
             await Task { await self.giveBack(repl, generation: generation) }.value
+            throw error
         }
-        return try outcome.get().0
     }
 
     /// Sends the idle glasses to their bootloader (`update.micropython()`); the link drops as
@@ -68,7 +54,6 @@ extension MonocleSession {
     public func enterBootloader() async throws {
         try await maintain { lent in
             try await lent.repl.start(DeviceCommands.enterBootloader)
-            return ((), .reset)
         }
     }
 

@@ -12,8 +12,6 @@ enum UpdatePhase: String, Sendable, CaseIterable {
     case restarting
     case done, failed, cancelled
 
-    var isFinal: Bool { self == .done || self == .failed || self == .cancelled }
-
     /// Why Cancel is refused now; nil when stopping leaves the glasses as they were.
     var cancelRefusal: String? {
         switch self {

@@ -168,7 +168,7 @@ struct UpdateRunner: Sendable {
             try job.enter(.erasingFPGA)
             before = statuses.current.generation
             let method = windowed
-            _ = try await session.maintain { [job, settings, logger] lent in
+            try await session.maintain { [job, settings, logger] lent in
                 let progress: @Sendable (FPGAProgress) -> Void = { p in
                     let phase: UpdatePhase =
                         switch p.phase {
@@ -190,7 +190,6 @@ struct UpdateRunner: Sendable {
                         "bytes": "\(report.imageBytes)", "round_trips": "\(report.roundTrips)", "resends": "\(report.resends)",
                         "windowed": "\(method)",
                     ])
-                return ((), .reset)
             }
         }
         try job.enter(.restarting)
