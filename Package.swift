@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "SceneTests", dependencies: ["Scene"], resources: [.copy("Fixtures")], swiftSettings: strict),
+            name: "SceneTests", dependencies: ["Scene", "GlassdCore"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [

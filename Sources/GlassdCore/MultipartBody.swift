@@ -57,11 +57,8 @@ struct MultipartBody: Sendable {
     }
 
     static func candidate(seed: UInt64, salt: UInt64) -> String {
-        // splitmix64's finaliser: neighbouring salts give unrelated-looking boundaries.
-        var z = seed &+ salt &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
+        // Neighbouring salts give unrelated-looking boundaries.
+        let z = SplitMix64.mix(seed &+ salt &* SplitMix64.golden)
         let hex = String(z, radix: 16)
         return "glassd-" + String(repeating: "0", count: 16 - hex.count) + hex
     }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
 import Monocle
 import Testing
 
@@ -6,18 +7,7 @@ import Testing
 /// failure repeats.
 @Suite("No crash on any input")
 struct FuzzTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    private func mutate(_ bytes: [UInt8], _ rng: inout Generator) -> [UInt8] {
+    private func mutate(_ bytes: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
         var out = bytes
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             switch Int.random(in: 0..<4, using: &rng) {
@@ -32,7 +22,7 @@ struct FuzzTests {
 
     @Test("10,000 random and mutated data-channel frames")
     func dataFrames() {
-        var rng = Generator(state: 1)
+        var rng = SplitMix64(seed: 1)
         var decoded = 0
         for i in 0..<10_000 {
             let frame: [UInt8]
@@ -50,7 +40,7 @@ struct FuzzTests {
 
     @Test("10,000 random and mutated REPL replies")
     func replReplies() {
-        var rng = Generator(state: 2)
+        var rng = SplitMix64(seed: 2)
         let seeds = [
             Array("OKv23.248.0754\r\n\u{04}\u{04}>".utf8), ReplBuffer.banner,
             Array("OK\u{04}Traceback (most recent call last):\r\nNameError: x\r\n\u{04}>".utf8),
