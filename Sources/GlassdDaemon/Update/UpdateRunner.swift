@@ -34,12 +34,11 @@ struct UpdateRunner: Sendable {
     /// The glasses run their application again after the firmware step: the kept package goes.
     let firmwareDone: @Sendable () async -> Void
 
-    /// The glasses' versions at the end. `inBootloader`: the glasses were found in their
-    /// bootloader (an update cut short), so the firmware is sent without entering it.
-    func run(_ images: UpdateImages, plan: UpdatePlan, inBootloader: Bool = false) async throws -> DeviceInfo? {
+    /// The glasses' versions at the end.
+    func run(_ images: UpdateImages, plan: UpdatePlan) async throws -> DeviceInfo? {
         var info = statuses.current.info
         if plan.firmware, let firmware = images.firmware {
-            info = try await flash(firmware, inBootloader: inBootloader)
+            info = try await flash(firmware, inBootloader: false)
             if let wanted = firmware.version, info?.firmwareVersion != wanted {
                 throw UpdateFailure("The glasses report firmware \(info?.firmwareVersion ?? "unknown") after the update, not \(wanted).")
             }
@@ -55,6 +54,8 @@ struct UpdateRunner: Sendable {
 
     // MARK: Firmware
 
+    /// `inBootloader`: the glasses were found in their bootloader (an update cut short), so the
+    /// firmware is sent without entering it.
     private func flash(_ firmware: UpdateImages.FirmwareImage, inBootloader: Bool) async throws -> DeviceInfo? {
         try job.enter(.enteringDFU)
         var before = statuses.current.generation

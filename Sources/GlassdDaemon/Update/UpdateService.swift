@@ -99,7 +99,7 @@ final class UpdateService: Sendable {
         {
             // An earlier update left the glasses in their bootloader: go on with its package.
             do {
-                return try await start(try Self.images(pending), plan: UpdatePlan(firmware: true, fpga: false), resuming: true).path
+                return try await resume(try Self.images(pending)).path
             } catch let refusal as UpdateRefusal {
                 throw refusal.busError
             }
@@ -108,11 +108,7 @@ final class UpdateService: Sendable {
             // Left in their bootloader by something glassd kept no package of (another tool, a
             // lost database): the given firmware brings them back, sent as a resumed transfer.
             logger.notice("the glasses are in their bootloader: sending the given firmware")
-            do {
-                return try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true).path
-            } catch let refusal as UpdateRefusal {
-                throw refusal.busError
-            }
+            return try await resume(images).path
         }
         guard status.state == .ready else {
             throw BusError(
@@ -127,6 +123,11 @@ final class UpdateService: Sendable {
                 message: "The glasses' battery is at \(battery) %, below \(policy.minBattery) %: charge them first, or force.")
         }
         return try await start(images, plan: plan).path
+    }
+
+    /// A job that sends the firmware to glasses in their bootloader, from what it holds.
+    private func resume(_ images: UpdateImages) async throws -> UpdateJob {
+        try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
     }
 
     /// Puts a job on the bus and runs it; `resuming`: the firmware of an update glassd stopped in.
@@ -275,7 +276,7 @@ final class UpdateService: Sendable {
                 let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory)
                 guard images.firmware != nil else { continue }
                 logger.notice("automatic update: the glasses are in their bootloader; sending the pinned firmware")
-                _ = try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
+                _ = try await resume(images)
             } catch {
                 logger.notice("automatic recovery from the bootloader not started: \(error)")
             }
@@ -313,7 +314,7 @@ final class UpdateService: Sendable {
                 return
             }
             logger.notice("resuming the firmware update glassd stopped in", metadata: ["device": "\(pending.device)"])
-            _ = try await start(try Self.images(pending), plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
+            _ = try await resume(try Self.images(pending))
         } catch {
             logger.warning("cannot resume the interrupted update: \(error)")
         }
