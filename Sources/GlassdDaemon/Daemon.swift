@@ -74,6 +74,7 @@ public enum Daemon {
         let assistant = Assistant(
             client: client, store: store, historyBudget: config.historyBudget,
             conversationTokenLimit: Int64(config.conversationTokenLimit), onTokensUsed: { signals.tokensUsed($0) })
+        let abilities = BackendAbilities(config)
         let statuses = Watched(SessionStatus(state: .disconnected))
         let updateMark = Watched(UpdateMark.none)
         let link = await linkInterface(
@@ -81,7 +82,6 @@ public enum Daemon {
             logger: logger
         ) {
             session, supervisor in
-            let abilities = BackendAbilities(config)
             let scene = SceneWatch(
                 session: session, client: client, visionModel: config.visionModel, sees: abilities.sees,
                 photos: photos, signals: signals, mode: mode,
@@ -115,7 +115,8 @@ public enum Daemon {
         }
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
-            mode: mode, backendDescription: client?.config.publicDescription ?? "", privacy: config.privacy.name,
+            mode: mode, sees: abilities.sees, backendDescription: client?.config.publicDescription ?? "",
+            privacy: config.privacy.name,
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
                 .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { _ in

@@ -17,6 +17,8 @@ struct ManagerInterface {
     let archive: HistoryArchive
     let photos: PhotoStore
     let mode: ModeSetting
+    /// False with the embedded default backend: scene mode is refused.
+    let sees: Bool
     let backendDescription: String
     /// `local-only` or `cloud` ([privacy] local_only).
     let privacy: String
@@ -37,11 +39,12 @@ struct ManagerInterface {
             ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods,
             properties: [
                 .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
-                .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, logger] value in
+                .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, sees, logger] value in
                     guard let text = value.string, let newMode = Mode(rawValue: text) else {
                         let choices = Mode.allCases.map(\.rawValue).joined(separator: ", ")
                         throw BusError.invalidArgs("Mode must be one of: \(choices).")
                     }
+                    if newMode == .scene && !sees { throw VoiceFailure.cannotSee.busError }
                     mode.mode = newMode
                     logger.info("mode changed", metadata: ["mode": "\(newMode.rawValue)"])
                 },

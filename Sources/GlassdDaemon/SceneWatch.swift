@@ -32,7 +32,7 @@ actor SceneWatch {
     let session: MonocleSession<ContinuousClock>
     let client: OpenAIChatClient?
     let visionModel: String?
-    /// False with the embedded default backend (a text model): frames are filtered, not sent.
+    /// False with the embedded default backend (a text model): no frames are taken.
     let sees: Bool
     let photos: PhotoStore
     let signals: ManagerSignals
@@ -48,8 +48,6 @@ actor SceneWatch {
     private var hazard = clear
     private var assembling: [UInt8]?
     private var tooLarge = false
-    /// Whether the log already said that the model cannot see (said once, not per frame).
-    private var saidBlind = false
     /// The newest frame received: a tap in scene mode asks about it.
     private(set) var latestFrame: [UInt8]?
 
@@ -90,6 +88,12 @@ actor SceneWatch {
         let forever = Duration.seconds(86_400)
         while !Task.isCancelled {
             guard (try? await mode.watched.wait(timeout: forever, clock: clock, until: { $0 == .scene })) != nil else { continue }
+            guard sees else {
+                // Photos over the link every few seconds, for a model that cannot look at them.
+                logger.notice("scene mode: \(VoiceFailure.cannotSee.busError.message) No frames are taken.")
+                _ = try? await mode.watched.wait(timeout: forever, clock: clock) { $0 != .scene }
+                continue
+            }
             logger.info("scene mode: watching", metadata: ["interval_s": "\(settings.interval.components.seconds)"])
             while mode.mode == .scene && !Task.isCancelled {
                 do {
@@ -169,11 +173,6 @@ actor SceneWatch {
         defer { inFlight = false }
         guard let client else {
             logger.notice("scene mode: no assistant server is configured")
-            return
-        }
-        guard sees else {
-            if !saidBlind { logger.notice("scene mode: \(VoiceFailure.cannotSee.busError.message) Frames are not sent.") }
-            saidBlind = true
             return
         }
         let answer: String

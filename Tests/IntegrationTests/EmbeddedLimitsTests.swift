@@ -60,7 +60,7 @@ struct EmbeddedLimitsTests {
         }
     }
 
-    @Test("a speech server beside it: a photo question fails NotConfigured with no request, a spoken one is heard there and answered")
+    @Test("a speech server beside it: a photo question fails NotConfigured with no request, a spoken one is heard there and answered; scene mode is refused")
     func cannotSee() async throws {
         try await BLEWorld.with { ble in
             try await ble.withSession(monocle, config: try embeddedConfig(ble, speechServer: true)) { bus, vm in
@@ -83,6 +83,11 @@ struct EmbeddedLimitsTests {
                 let paths = try await ble.world.serverRequests().dropFirst(before).compactMap { $0["path"] as? String }
                 #expect(paths.contains { $0.hasSuffix("/audio/transcriptions") } && paths.contains { $0.hasSuffix("/chat/completions") }, "\(paths)")
                 try await vm.waitForDisplay(containing: "echo: and without a photo")
+
+                // Scene mode would send the model photos: refused, the mode kept.
+                let scene = try await ble.world.glassctl(["mode", "scene"])
+                #expect(!scene.ok && scene.stderr.contains(GlassdErrorName.notConfigured), "\(scene.stderr)")
+                #expect(try await ble.world.glassctl(["mode"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "assistant")
             }
         }
     }
