@@ -13,8 +13,9 @@ struct Background {
         try? execution.send(signal: .kill)
     }
 
-    /// Returns when its stdout ends: it, and every child that kept its stdout, have exited. Only
-    /// for a process started without `firstLine` (its stdout can be read once).
+    /// Returns when its stdout ends: it, and every child that kept its stdout, have closed their
+    /// files on the way out (a process may not be a zombie yet then). Only for a process started
+    /// without `firstLine` (its stdout can be read once).
     func untilStdoutEnds() async throws {
         for try await _ in execution.standardOutput.strings() {}
     }
