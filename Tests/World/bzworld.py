@@ -81,6 +81,8 @@ class World:
     temporary_timeout: float = 30      # seconds; 0 = temporary devices never expire
     links: set = set()                 # live Link objects
     rssi_override: dict = {}           # ADDRESS -> RSSI (Test1.SetRSSI)
+    fail_connects: dict = {}           # ADDRESS -> Connect() calls left to fail (Test1.FailConnects)
+    hold_rssi: bool = False            # RSSI kept until discovery stops (Test1.HoldRSSI)
     inflight: set = set()              # reply tasks of removed objects (kept alive)
     background: set = set()
 
@@ -430,6 +432,12 @@ async def _device_connect_now(self, uuid):
         raise DBusBluezNotReadyError("Resource Not Ready")
     if self.connect_check_pairing_required(uuid):
         await self.pair()
+    left = World.fail_connects.get(self.address.upper(), 0)
+    if left > 0:
+        # Test1.FailConnects: as BlueZ does when the LE peer does not answer in time.
+        World.fail_connects[self.address.upper()] = left - 1
+        await asyncio.sleep(CONNECT_FAIL_DELAY)
+        raise DBusBluezFailedError("le-connection-abort-by-local")
     peer_adapter = _find_adapter(self.address)
     if not _connectable(peer_adapter):
         # P8: like BlueZ when the LE peer does not answer.
@@ -1025,8 +1033,9 @@ def _scan_tick(central):
             }, is_le=False))
     reported.discard(None)
     seen = _seen(central)
-    for dev in seen - reported:      # P15: its advertisements stopped
-        _rssi_invalidate(dev)
+    if not World.hold_rssi:
+        for dev in seen - reported:      # P15: its advertisements stopped
+            _rssi_invalidate(dev)
     seen.clear()
     seen.update(reported)
 
@@ -1134,7 +1143,7 @@ def _power_changed(adapter, on):
 # ------------------------------------------------------------ org.bluezoo.Test1
 
 class WorldTest(sdbus.DbusInterfaceCommonAsync, interface_name="org.bluezoo.Test1"):
-    """Test controls: RSSI and link loss."""
+    """Test controls: RSSI, link loss and failed connection attempts."""
 
     @sdbus.dbus_method_async(input_signature="sn", input_args_names=["address", "rssi"],
                              flags=sdbus.DbusUnprivilegedFlag)
@@ -1149,6 +1158,26 @@ class WorldTest(sdbus.DbusInterfaceCommonAsync, interface_name="org.bluezoo.Test
         address = _checked_address(address)
         World.rssi_override.pop(address, None)
         _apply_rssi(address)
+
+    @sdbus.dbus_method_async(input_signature="b", input_args_names=["hold"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    async def HoldRSSI(self, hold: bool) -> None:
+        """hold: a device that stops advertising keeps its last RSSI while discovery runs, as in
+        BlueZ, which invalidates RSSI only when discovery stops (P15 otherwise drops it at the
+        next scan tick that does not report the device)."""
+        World.hold_rssi = bool(hold)
+
+    @sdbus.dbus_method_async(input_signature="su", result_signature="u",
+                             input_args_names=["address", "count"], result_args_names=["left"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    async def FailConnects(self, address: str, count: int) -> int:
+        """The next `count` Connect() calls to `address` fail as an LE connection that was not
+        answered (le-connection-abort-by-local), whether or not it advertises; 0 ends that.
+        Returns how many of the previous count were left (0: all of them failed)."""
+        address = _checked_address(address)
+        left = World.fail_connects.get(address, 0)
+        World.fail_connects[address] = count
+        return left
 
     @sdbus.dbus_method_async(input_signature="s", input_args_names=["address"],
                              flags=sdbus.DbusUnprivilegedFlag)
@@ -1193,7 +1222,8 @@ def install_patches():
     P6  Notifying and Alias changes are signalled.
     P7  Connect while connected: no-op success.
     P8  Connect to a peer without advertisement (app gone, powered off):
-        org.bluez.Error.Failed "le-connection-abort-by-local" after 0.2 s.
+        org.bluez.Error.Failed "le-connection-abort-by-local" after 0.2 s;
+        Test1.FailConnects makes the next n attempts fail so anyway.
     P9  app Confirm() only for indications.
     P10 notify sessions per client; the app gets StartNotify/StopNotify once.
     P11 one scan task per adapter; repeated StartDiscovery -> InProgress.
@@ -1202,7 +1232,8 @@ def install_patches():
     P14 temporary devices (not paired/bonded/trusted) are removed when not
         connected and not reported by a scan for --temporary-timeout s.
     P15 Device1.RSSI only while a scan reports the device: invalidated (and
-        absent) when a tick no longer reports it and when discovery stops.
+        absent) when a tick no longer reports it and when discovery stops;
+        with Test1.HoldRSSI(true) only when discovery stops, as in BlueZ.
     Reconnect: fresh GATT objects per link, old ones are unexported first.
     Extra: AlreadyExists/DoesNotExist like BlueZ for (Un)Register*.
     """

@@ -620,6 +620,13 @@ class Control(ServiceInterface):
         self.vm_monocle.dfu.state.next_version = version
 
     @method()
+    def SetBootloaderDelay(self, seconds: "d"):
+        """DfuTarg comes up this long after the app went, from the next reset into it on."""
+        if not 0 <= seconds <= 60:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "seconds must be in [0, 60]")
+        self.vm_monocle.bootloader_delay = seconds
+
+    @method()
     def RefuseNextInit(self):
         self.vm_monocle.dfu.state.refuse_next_init = True
 
@@ -676,6 +683,7 @@ class Monocle:
         self.firmware = Firmware(self, args)
         self.control = Control(self)
         self.mode = "app"    # "dfu": the bootloader (DfuTarg on dfu_adapter) runs instead
+        self.bootloader_delay = 0.0   # seconds from the app's end to DfuTarg (SetBootloaderDelay)
         self.fs = args.fs
         self.dfu_adapter = dfu_adapter_of(args.adapter)
         self.dfu = vdfu.DfuTarget(self, ROOT, self.dfu_adapter, args.fs, self.firmware.stats,
@@ -771,6 +779,10 @@ class Monocle:
         await self.unregister()
         self.dfu.state.cold_start()
         self.dfu.state.enter()
+        if self.bootloader_delay > 0:
+            await asyncio.sleep(self.bootloader_delay)
+            if self.mode != "dfu" or self.stopping:
+                return
         await self.dfu_up()
 
     async def dfu_up(self):
