@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdCore
 
 /// BlueZ's D-Bus names (doc/org.bluez.*.rst).
 enum BlueZ {
@@ -8,10 +11,24 @@ enum BlueZ {
     static let characteristic = "org.bluez.GattCharacteristic1"
     static let objectManager = "org.freedesktop.DBus.ObjectManager"
     static let properties = "org.freedesktop.DBus.Properties"
+
+    /// Why a call to BlueZ failed, for people: its message ("le-connection-abort-by-local",
+    /// "Page Timeout"), or the error's own name when it has none ("NotReady"); never the
+    /// D-Bus name with its dots.
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as BusError:
+            let message = error.message.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !message.isEmpty { return message }
+            return error.name.split(separator: ".").last.map(String.init) ?? error.name
+        case let error as LinkError: return error.message
+        case is BlueZState.TimedOut: return "no answer in time"
+        default: return "\(error)"
+        }
+    }
 }
 
 /// BlueZ's objects as mirrored: path → interface → property → value.
 public typealias BlueZObjects = [String: [String: [String: DBusValue]]]
 
-import DBusKit
 

@@ -13,6 +13,9 @@ public final class BlueZState: Sendable {
         public var present = false
         /// Whether the first look at org.bluez is done (until then, "absent" means "not known yet").
         public var initialized = false
+        /// How often a Device1 has appeared at each path: a count that went up means BlueZ made
+        /// the object anew (after a removal, from a new advertisement).
+        public var appearances: [String: UInt64] = [:]
 
         public func properties(_ path: String, _ interface: String) -> [String: DBusValue]? {
             objects[path]?[interface]
@@ -45,6 +48,9 @@ public final class BlueZState: Sendable {
 
     func reset(_ objects: BlueZObjects, present: Bool) {
         update {
+            for (path, interfaces) in objects where interfaces[BlueZ.device] != nil && $0.objects[path]?[BlueZ.device] == nil {
+                $0.appearances[path, default: 0] += 1
+            }
             $0.objects = objects
             $0.present = present
             $0.initialized = true
@@ -53,6 +59,9 @@ public final class BlueZState: Sendable {
 
     func interfacesAdded(_ path: String, _ interfaces: [String: [String: DBusValue]]) {
         update { snapshot in
+            if interfaces[BlueZ.device] != nil, snapshot.objects[path]?[BlueZ.device] == nil {
+                snapshot.appearances[path, default: 0] += 1
+            }
             for (name, properties) in interfaces { snapshot.objects[path, default: [:]][name] = properties }
         }
     }

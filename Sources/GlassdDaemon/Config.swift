@@ -45,6 +45,8 @@ public struct Config: Sendable, Equatable {
     public var autoUpdate = false
     /// Below this battery level (percent) an update is refused unless forced.
     public var updateMinBattery = 20
+    /// How long connection attempts to the glasses' bootloader go on once it advertises.
+    public var bootloaderConnectSeconds = 60
     /// `[privacy]`: keep every backend on this machine.
     var privacy = PrivacyPolicy()
     /// `[scene]`: seconds between frames in scene mode.
@@ -120,6 +122,8 @@ public struct Config: Sendable, Equatable {
         config.firmwareDirectory = try reader.string(update, "update", "firmware_dir")
         config.autoUpdate = try reader.bool(update, "update", "auto") ?? config.autoUpdate
         config.updateMinBattery = try reader.int(update, "update", "min_battery", in: 0...100) ?? config.updateMinBattery
+        config.bootloaderConnectSeconds =
+            try reader.int(update, "update", "bootloader_connect_seconds", in: 1...600) ?? config.bootloaderConnectSeconds
         config.sceneIntervalSeconds =
             try reader.int(scene, "scene", "interval_seconds", in: 1...3600) ?? config.sceneIntervalSeconds
         config.sceneDarkThreshold =

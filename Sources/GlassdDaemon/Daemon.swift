@@ -111,6 +111,7 @@ public enum Daemon {
                 policy: UpdatePolicy(
                     firmwareDirectory: config.firmwareDirectory ?? stateDirectory + "/firmware", auto: config.autoUpdate,
                     minBattery: UInt8(config.updateMinBattery)),
+                settings: UpdateSettings(bootloaderConnectWindow: .seconds(config.bootloaderConnectSeconds)),
                 mark: updateMark, logger: logger)
         }
         let manager = ManagerInterface(

@@ -28,6 +28,7 @@ enum ErrorMapping {
             case .alreadyPaired: GlassdErrorName.alreadyPaired
             case .busy: GlassdErrorName.busy
             case .notPaired: GlassdErrorName.notPaired
+            case .unreachable: GlassdErrorName.notConnected
             case .failed: "org.freedesktop.DBus.Error.Failed"
             }
         return BusError(name: name, message: error.message)

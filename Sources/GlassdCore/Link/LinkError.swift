@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-/// Why a pairing request failed.
-public enum LinkError: Error, Sendable, Equatable {
+/// Why a request to the link failed (pairing, scanning, reaching the bootloader); described by its message.
+public enum LinkError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidAddress(String)
     case noAdapter(String)
     case notFound(String)
     case alreadyPaired(String)
     case busy(String)
     case notPaired(String)
+    /// Seen advertising, but no connection attempt succeeded within the time allowed.
+    case unreachable(String)
     case failed(String)
 
     public var message: String {
         switch self {
         case .invalidAddress(let m), .noAdapter(let m), .notFound(let m), .alreadyPaired(let m), .busy(let m),
-            .notPaired(let m), .failed(let m):
+            .notPaired(let m), .unreachable(let m), .failed(let m):
             m
         }
     }
+
+    public var description: String { message }
 }

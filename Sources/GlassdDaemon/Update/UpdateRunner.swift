@@ -11,6 +11,9 @@ struct UpdateSettings: Sendable {
     var bootloaderTimeout: Duration = .seconds(180)
     /// Looking for a bootloader that may not be there (after a drop mid-command, at start-up).
     var bootloaderSearch: Duration = .seconds(30)
+    /// Connection attempts to a bootloader that advertises, as Nordic's DFU libraries allow
+    /// for their scan-and-retry.
+    var bootloaderConnectWindow: Duration = .seconds(60)
     /// From a reset to the glasses ready again (reconnect, handshake, scripts uploaded).
     var restartTimeout: Duration = .seconds(180)
     /// Tries of one transfer: after a drop it resumes (firmware) or starts again (FPGA).
@@ -82,7 +85,7 @@ struct UpdateRunner: Sendable {
             } catch {
                 guard !Task.isCancelled, attempt < settings.attempts, Self.transferMayResume(error) else {
                     await supervisor.resume()
-                    throw error
+                    throw Self.explained(error)
                 }
                 if case LinkError.notFound = error, !sent {
                     await supervisor.resume()  // still running their application: enter again
@@ -101,7 +104,7 @@ struct UpdateRunner: Sendable {
 
     /// One connection to the bootloader: the package sent, or resumed from what it holds.
     private func transfer(_ firmware: UpdateImages.FirmwareImage, timeout: Duration) async throws {
-        try await supervisor.withBootloader(timeout: timeout) { [job, settings] link in
+        try await supervisor.withBootloader(timeout: timeout, connectWindow: settings.bootloaderConnectWindow) { [job, settings] link in
             guard let control = link.channel(DFUChannel.control), let packet = link.channel(DFUChannel.packet) else {
                 throw UpdateFailure("The bootloader has no DFU control point.")
             }
@@ -129,7 +132,7 @@ struct UpdateRunner: Sendable {
             return try await flash(firmware, inBootloader: true)
         } catch {
             await supervisor.resume()
-            throw error
+            throw Self.explained(error)
         }
         await supervisor.resume()
         try job.enter(.restarting)
@@ -146,13 +149,21 @@ struct UpdateRunner: Sendable {
         }
     }
 
-    /// A dropped link, a silent bootloader or one not found yet: the next try resumes.
+    /// A dropped link, a silent bootloader or one not found yet: the next try resumes. One that
+    /// took no connection in the whole connect window is not tried again.
     static func transferMayResume(_ error: any Error) -> Bool {
         switch error {
         case DFUError.linkLost, DFUError.timeout, DFUError.lostNotifications: true
+        case LinkError.unreachable: false
         case is LinkError, is ChannelError: true
         default: false
         }
+    }
+
+    /// An error that ends the job with the glasses in their bootloader says what brings them back.
+    static func explained(_ error: any Error) -> any Error {
+        guard case LinkError.unreachable(let message) = error else { return error }
+        return UpdateFailure(message + " The glasses are left in their bootloader: glassctl update tries again.")
     }
 
     // MARK: FPGA

@@ -86,23 +86,24 @@ final class UpdateService: Sendable {
         guard await supervisor.snapshot().paired != nil else {
             throw BusError(name: GlassdErrorName.notPaired, message: "No glasses are paired.")
         }
+        let status = statuses.current
+        if status.state != .ready, let pending = try? await history.pendingPackage(),
+            pending.device == (await supervisor.snapshot().paired?.description)
+        {
+            // An earlier update left the glasses in their bootloader: go on with its package
+            // (no files needed).
+            do {
+                return try await resume(try Self.images(pending)).path
+            } catch let refusal as UpdateRefusal {
+                throw refusal.busError
+            }
+        }
         let images: UpdateImages
         do {
             images = try UpdateImages.load(firmware: options.firmware, fpga: options.fpga, directory: policy.firmwareDirectory)
         } catch {
             logger.notice("update refused: \(error.message)")
             throw error.busError
-        }
-        let status = statuses.current
-        if status.state != .ready, let pending = try? await history.pendingPackage(),
-            pending.device == (await supervisor.snapshot().paired?.description)
-        {
-            // An earlier update left the glasses in their bootloader: go on with its package.
-            do {
-                return try await resume(try Self.images(pending)).path
-            } catch let refusal as UpdateRefusal {
-                throw refusal.busError
-            }
         }
         if status.state != .ready, images.firmware != nil, supervisor.bootloaderSighted.current {
             // Left in their bootloader by something glassd kept no package of (another tool, a
