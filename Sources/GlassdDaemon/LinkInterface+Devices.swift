@@ -53,6 +53,7 @@ extension LinkInterface {
         } catch {
             logger.warning("cannot publish the link state, ignoring: \(error)")
         }
+        publishedPairing.set(snapshot.paired)
     }
 
     func publishDevices(_ snapshot: LinkSnapshot, shown: inout Shown) async {

@@ -22,6 +22,9 @@ struct LinkInterface {
     /// What an update adds to the paired device's State; `.updating` makes Pair and Unpair busy.
     let updateMark: Watched<UpdateMark>
     let logger: Logger
+    /// The pairing PairedDevice and State show now: Pair and Unpair answer once it is theirs,
+    /// so a client reading the properties after the reply sees the call's effect.
+    let publishedPairing = Watched<BluetoothAddress?>(nil)
 
     private func refuseWhileUpdating() throws(BusError) {
         guard updateMark.current != .updating else {
@@ -37,6 +40,7 @@ struct LinkInterface {
                 try refuseWhileUpdating()
                 do throws(LinkError) {
                     let paired = try await supervisor.pair(address)
+                    await shown(pairing: paired)
                     return [.objectPath(GlassdBus.devicePath(address: paired.description))]
                 } catch {
                     throw ErrorMapping.busError(error)
@@ -46,6 +50,7 @@ struct LinkInterface {
                 try refuseWhileUpdating()
                 do throws(LinkError) {
                     try await supervisor.unpair()
+                    await shown(pairing: nil)
                     return []
                 } catch {
                     throw ErrorMapping.busError(error)
@@ -61,6 +66,13 @@ struct LinkInterface {
                 }
             },
         ]
+    }
+
+    /// Until the properties show `pairing` (they follow the supervisor's changes in order);
+    /// bounded, in case a concurrent call replaced it first.
+    private func shown(pairing: BluetoothAddress?) async {
+        let shown = try? await publishedPairing.wait(timeout: .seconds(5), clock: ContinuousClock()) { $0 == pairing }
+        if shown == nil { logger.notice("the link properties did not follow the pairing in time") }
     }
 
     var properties: [InterfaceSpec.Property] { Self.initialProperties }

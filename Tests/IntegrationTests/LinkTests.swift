@@ -140,6 +140,28 @@ struct LinkIntegrationTests {
         }
     }
 
+    @Test("a client that reads PairedDevice and State right after Pair or Unpair returns sees that call's effect (five rounds)")
+    func replyAfterEffect() async throws {
+        try await withThreeMonocles { _, _, bus in
+            func manager(_ name: String) async throws -> DBusValue? {
+                try await bus.call(
+                    GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                    [.string(GlassdBus.managerInterface), .string(name)]
+                ).first?.unwrapped
+            }
+            for round in 1...5 {
+                let reply = try await bus.call(
+                    GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: "Pair", [.string(strongest)])
+                let device = try #require(reply.first)
+                #expect(try await manager(GlassdBus.Property.pairedDevice) == device, "round \(round)")
+                #expect(try await manager(GlassdBus.Property.state) != .string("unpaired"), "round \(round)")
+                _ = try await bus.call(GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: "Unpair")
+                #expect(try await manager(GlassdBus.Property.pairedDevice) == .objectPath("/"), "round \(round)")
+                #expect(try await manager(GlassdBus.Property.state) == .string("unpaired"), "round \(round)")
+            }
+        }
+    }
+
     @Test("a concurrent Pair is Busy; a missing adapter is NoAdapter")
     func busyAndNoAdapter() async throws {
         try await withThreeMonocles { ble, _, bus in
