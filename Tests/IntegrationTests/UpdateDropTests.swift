@@ -69,17 +69,7 @@ struct UpdateDropTests {
     }
 
     private func deviceProperty(_ bus: BusConnection, _ name: String) async throws -> String? {
-        let reply = try await bus.call(
-            GlassdBus.name, path: devicePath, interface: "org.freedesktop.DBus.Properties", member: "Get",
-            [.string(GlassdBus.deviceInterface), .string(name)])
-        return reply.first?.unwrapped.string
-    }
-
-    private func update(_ bus: BusConnection, _ key: String, _ path: String) async throws -> String {
-        let reply = try await bus.call(
-            GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: GlassdBus.Method.update,
-            [.dict(key: "s", value: "v", [.init(.string(key), .variant(.string(path)))])])
-        return try #require(reply.first?.string)
+        try await glassesProperty(bus, devicePath, name)?.string
     }
 
     @Test("ten link drops across entering the bootloader, the firmware transfer, the restart, the scripts and the FPGA image: the update resumes and is verified")
@@ -92,7 +82,7 @@ struct UpdateDropTests {
                 // first link uploads them (uploading-scripts), and that link drops too.
                 let scripts = ble.filesystem(monocle) + "/" + DeviceScripts.mainFile
                 let firmware = try await run(
-                    ble, bus, job: { try await update(bus, "firmware", package.path) },
+                    ble, bus, job: { try await startUpdate(bus, [("firmware", .string(package.path))]) },
                     drops: [
                         Point(status: "entering-dfu"),
                         Point(status: "flashing-firmware", percent: 18, inBootloader: true),
@@ -115,7 +105,7 @@ struct UpdateDropTests {
                 let image = ble.world.directory + "/fpga.bin"
                 try Data(FPGAUpdateIntegrationTests.image(version: "v99.002.0002")).write(to: URL(fileURLWithPath: image))
                 let fpga = try await run(
-                    ble, bus, job: { try await update(bus, "fpga", image) },
+                    ble, bus, job: { try await startUpdate(bus, [("fpga", .string(image))]) },
                     drops: [
                         Point(status: "erasing-fpga"), Point(status: "writing-fpga", percent: 29),
                         Point(status: "writing-fpga", percent: 71), Point(status: "verifying"),
@@ -143,7 +133,7 @@ struct UpdateDropTests {
                     try await ble.pairReady(monocle, bus)
                     let changes = try await bus.signals(
                         SignalMatch(sender: GlassdBus.name, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-                    let job = try await update(bus, "firmware", package.path)
+                    let job = try await startUpdate(bus, [("firmware", .string(package.path))])
                     try await within(.seconds(120), failure: { "the transfer did not get halfway" }) {
                         for await signal in changes where signal.path == job {
                             let changed = signal.arguments.dropFirst().first?.stringKeyed
@@ -198,7 +188,7 @@ struct UpdateDropTests {
                         equals: .string("The glasses are in their bootloader: glassctl update --firmware FILE brings them back."),
                         timeout: .seconds(60))
                     let signals = try await jobFinishedSignals(bus)
-                    let job = try await update(bus, "firmware", package.path)
+                    let job = try await startUpdate(bus, [("firmware", .string(package.path))])
                     let (success, message) = try await finished(signals, job: job)
                     #expect(success, "\(message)")
                     try await waitForProperty(

@@ -25,16 +25,10 @@ struct UpdateTests {
         _ body: (BLEWorld, BusConnection, VirtualMonocle, String) async throws -> Void
     ) async throws {
         try await BLEWorld.with { ble in
-            let firmwareDirectory = ble.world.directory + "/firmware"
-            try FileManager.default.createDirectory(atPath: firmwareDirectory, withIntermediateDirectories: true)
-            try await prepare(ble, firmwareDirectory)
-            let config = try ble.writeConfig()
-            let text = try String(contentsOfFile: config, encoding: .utf8)
-            try (text + "[update]\nfirmware_dir = \"\(firmwareDirectory)\"\n" + extra)
-                .write(toFile: config, atomically: true, encoding: .utf8)
-            try await ble.withSession(monocle, config: config, chunksMayDrop: chunksMayDrop) { bus, vm in
-                try await ble.pairReady(monocle, bus)
-                try await body(ble, bus, vm, firmwareDirectory)
+            try await ble.withUpdatableGlasses(
+                monocle, config: extra, chunksMayDrop: chunksMayDrop, prepare: { try await prepare(ble, $0) }
+            ) { bus, vm, directory in
+                try await body(ble, bus, vm, directory)
             }
         }
     }
@@ -47,10 +41,7 @@ struct UpdateTests {
     }
 
     private func deviceProperty(_ bus: BusConnection, _ name: String) async throws -> DBusValue? {
-        let reply = try await bus.call(
-            GlassdBus.name, path: devicePath, interface: "org.freedesktop.DBus.Properties", member: "Get",
-            [.string(GlassdBus.deviceInterface), .string(name)])
-        return reply.first?.unwrapped
+        try await glassesProperty(bus, devicePath, name)
     }
 
     @Test("glassctl update with a firmware package and an FPGA image: one bar through every phase, new versions read back, recorded")
@@ -102,6 +93,25 @@ struct UpdateTests {
         }
     }
 
+    @Test("an FPGA image the FPGA does not start (its registers read blank after the reset): the job fails saying what runs, never done with 'unknown'")
+    func fpgaThatDoesNotStart() async throws {
+        try await withReadyGlasses(chunksMayDrop: true) { ble, bus, vm, _ in
+            // Full size, but no bitstream the virtual FPGA takes (it carries no version marker).
+            let path = ble.world.directory + "/not-a-bitstream.bin"
+            try Data((0..<FPGACommands.doneOffset).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: path))
+            let signals = try await jobFinishedSignals(bus)
+            let job = try await startUpdate(bus, [("fpga", .string(path))])
+            let (success, message) = try await finished(signals, job: job)
+            #expect(!success, "\(message)")
+            #expect(message.contains("no FPGA version"), "\(message)")
+            #expect(message.contains(Self.oldFirmware), "what runs is said: \(message)")
+            #expect(!message.contains("unknown"), "\(message)")
+            #expect(try await vm.stats()["resets"] == 1)
+            let history = jsonObjects(try await ble.world.glassctl(["update", "--history", "--json"]).stdout)
+            #expect(history.first?["success"] as? Bool == false, "\(history)")
+        }
+    }
+
     /// Writes manifest.toml pinning these files (copied into `directory`) and versions.
     static func writeManifest(
         _ directory: String, firmware: (path: String, sha256: String, version: String)?,
@@ -120,16 +130,9 @@ struct UpdateTests {
         try text.write(toFile: directory + "/manifest.toml", atomically: true, encoding: .utf8)
     }
 
-    private func update(_ bus: BusConnection, _ options: [(String, DBusValue)]) async throws -> String {
-        let reply = try await bus.call(
-            GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: GlassdBus.Method.update,
-            [.dict(key: "s", value: "v", options.map { .init(.string($0.0), .variant($0.1)) })])
-        return try #require(reply.first?.string)
-    }
-
     private func expectRefused(_ bus: BusConnection, _ options: [(String, DBusValue)], _ name: String, _ comment: Comment) async {
         do {
-            let job = try await update(bus, options)
+            let job = try await startUpdate(bus, options)
             Issue.record("accepted (\(job)): \(comment)")
         } catch let error as BusError {
             #expect(error.name == name, "\(comment): \(error.message)")
@@ -213,7 +216,7 @@ struct UpdateTests {
             }
 
             let fpga = try await Self.fpgaImage(version: "v99.002.0002", in: ble.world)
-            let first = try await update(bus, [("fpga", .string(fpga.path))])
+            let first = try await startUpdate(bus, [("fpga", .string(fpga.path))])
             #expect(try await job(first, until: "writing-fpga").finished == false)
             try await cancel(first)
             let ended = try await job(first, until: "never")
@@ -225,7 +228,7 @@ struct UpdateTests {
             #expect(try await vm.stats()["resets"] == 0)
 
             let package = try await DFUPackages.make(size: 60_000, version: "v99.001.0001", in: ble.world.directory)
-            let second = try await update(bus, [("firmware", .string(package.path))])
+            let second = try await startUpdate(bus, [("firmware", .string(package.path))])
             #expect(try await job(second, until: "flashing-firmware").finished == false)
             #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.state)?.string == "updating")
             do {

@@ -347,8 +347,9 @@ class Firmware:
 
     def fpga_boot_version(self):
         """What the FPGA reports after a chip reset: with b'done' at 0x6C80E of the SPI flash
-        it boots the image there (its version is the 12 characters after FPGA_VERSION_MARKER,
-        else the one running now), otherwise the image in its internal flash."""
+        it boots the image there (its version is the 12 ASCII characters after
+        FPGA_VERSION_MARKER; an image without them does not configure the FPGA, whose registers
+        then read 0xFF: ""), otherwise the image in its internal flash."""
         try:
             with open(os.path.join(self.fs, FPGA_FLASH), "rb") as f:
                 flash = f.read(FPGA_DONE_AT + 4)
@@ -358,9 +359,9 @@ class Firmware:
             return self.fpga_internal
         at = flash.find(FPGA_VERSION_MARKER, 0, FPGA_DONE_AT)
         version = flash[at + len(FPGA_VERSION_MARKER):at + len(FPGA_VERSION_MARKER) + 12]
-        if at < 0 or len(version) != 12:
-            return self.env["VMONOCLE_FPGA_VERSION"]
-        return version.decode("ascii", "replace")
+        if at < 0 or len(version) != 12 or not all(0x20 <= b < 0x7F for b in version):
+            return ""
+        return version.decode("ascii")
 
     def set_version(self, version):
         self.env["VMONOCLE_FW_VERSION"] = version

@@ -42,17 +42,37 @@ struct UpdateRunner: Sendable {
         var info = statuses.current.info
         if plan.firmware, let firmware = images.firmware {
             info = try await flash(firmware, inBootloader: false)
-            if let wanted = firmware.version, info?.firmwareVersion != wanted {
-                throw UpdateFailure("The glasses report firmware \(info?.firmwareVersion ?? "unknown") after the update, not \(wanted).")
-            }
+            try Self.verify(info, firmware: firmware.version)
         }
         if plan.fpga, let fpga = images.fpga {
             info = try await writeFPGA(fpga)
-            if let wanted = fpga.version, info?.fpgaVersion != wanted {
-                throw UpdateFailure("The FPGA reports \(info?.fpgaVersion ?? "unknown") after the update, not \(wanted).")
-            }
+            try Self.verify(info, fpga: fpga.version)
         }
         return info
+    }
+
+    /// The glasses, back from the update's reset, run the firmware it was to install: a version
+    /// they do not report (an image without a pinned version must still report one) or another
+    /// one fails the job, saying what runs.
+    static func verify(_ info: DeviceInfo?, firmware wanted: String?) throws {
+        guard let running = info?.firmwareVersion, !running.isEmpty else {
+            throw UpdateFailure("The glasses report no firmware version after the update.")
+        }
+        if let wanted, running != wanted {
+            throw UpdateFailure("The glasses run firmware \(running) after the update, not \(wanted).")
+        }
+    }
+
+    /// The same for the FPGA: one whose version register reads blank did not start from the
+    /// new image (an unconfigured FPGA reads 0xFF).
+    static func verify(_ info: DeviceInfo?, fpga wanted: String?) throws {
+        let firmware = info.map { $0.firmwareVersion.isEmpty ? "" : " (they run firmware \($0.firmwareVersion))" } ?? ""
+        guard let running = info?.fpgaVersion, !running.isEmpty else {
+            throw UpdateFailure("The glasses report no FPGA version after the update: the FPGA did not start from the new image\(firmware).")
+        }
+        if let wanted, running != wanted {
+            throw UpdateFailure("The glasses' FPGA runs \(running) after the update, not \(wanted)\(firmware).")
+        }
     }
 
     // MARK: Firmware
@@ -129,7 +149,9 @@ struct UpdateRunner: Sendable {
             return nil
         } catch where Self.transferMayResume(error) && !Task.isCancelled {
             await supervisor.resume()
-            return try await flash(firmware, inBootloader: true)
+            let info = try await flash(firmware, inBootloader: true)
+            try Self.verify(info, firmware: firmware.version)
+            return info
         } catch {
             await supervisor.resume()
             throw Self.explained(error)
@@ -138,6 +160,7 @@ struct UpdateRunner: Sendable {
         try job.enter(.restarting)
         let info = try await backAsThemselves(after: 0)
         await firmwareDone()
+        try Self.verify(info, firmware: firmware.version)
         return info
     }
 
