@@ -26,19 +26,23 @@ struct BootloaderTests {
                     await supervisor.suspend()
                     try await vm.call("EnterDFU")
                     // A signed package from nrfutil, its image carrying its version for the bootloader.
-                    let made = try await DFUPackages.make(size: 20_000, version: "v99.000.0001", in: ble.world.directory)
+                    // Large enough that the rest of the image takes far longer than the drop's call.
+                    let made = try await DFUPackages.make(size: 60_000, version: "v99.000.0001", in: ble.world.directory)
                     let package = try DFUPackage(path: made.path)
                     let (image, initPacket) = (package.image, package.initPacket)
                     let bootloader = BLEWorld.adapterAddress(Self.monocle + 1)
                     #expect(BluetoothAddress(BLEWorld.adapterAddress(Self.monocle))?.bootloader.description == bootloader)
 
-                    // First try: the link drops once 9 KB of the image are in.
+                    // First try: the link drops once 9 KB of the image are in (a call on a bus
+                    // connection already open, not a busctl started then: it must come first).
                     let halfway = OneShotEvent()
+                    let control = try await ble.world.connect()
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
                             await halfway.wait()
                             guard !Task.isCancelled else { return }
-                            _ = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", bootloader])
+                            _ = try await control.call(
+                                "org.bluez", path: "/org/bluezoo", interface: "org.bluezoo.Test1", member: "DropLink", [.string(bootloader)])
                         }
                         await #expect(throws: DFUError.linkLost) {
                             try await supervisor.withBootloader(timeout: .seconds(30)) { link in
@@ -71,6 +75,7 @@ struct BootloaderTests {
                     _ = try await events.nextLink()
                     #expect(try await vm.call("Mode") == [.string("app")])
                     #expect(try await vm.stats()["dfu_boots"] == 1)
+                    await control.close()
                     await vm.bus.close()
                 }
             }
