@@ -20,6 +20,8 @@ public actor BusConnection {
     private var managerSlots: [OpaquePointer] = []
     private var subscriptions: [UInt64: Subscription] = [:]
     let state: BusState
+    /// Calls held for authorization (`gate(_:check:)`).
+    var gate: AuthorizationGate?
     private nonisolated let incomingCalls: AsyncStream<BusState.IncomingCall>
 
     /// How many incoming method calls may wait for their reply at once, by default.
@@ -38,13 +40,16 @@ public actor BusConnection {
     /// Opens a connection on a new bus thread. At most `maxPendingCalls` incoming method calls
     /// wait for their reply at once (queued for `serve()` or being handled); further calls are
     /// answered at once with `org.freedesktop.DBus.Error.LimitsExceeded`.
+    /// With `allowInteractiveAuthorization`, the calls it makes let the service ask polkit to
+    /// authenticate the user (a password dialog or agent prompt) instead of refusing at once.
     public static func open(
-        _ address: BusAddress, threadName: String = "sd-bus", maxPendingCalls: Int = defaultMaxPendingCalls
+        _ address: BusAddress, threadName: String = "sd-bus", maxPendingCalls: Int = defaultMaxPendingCalls,
+        allowInteractiveAuthorization: Bool = false
     ) async throws -> BusConnection {
         let connection = BusConnection(loop: BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
         connection.loop.start(name: threadName) { connection.assumeIsolated { $0.step() } }
         do {
-            try await connection.connect(address)
+            try await connection.connect(address, allowInteractiveAuthorization: allowInteractiveAuthorization)
         } catch {
             await connection.close()
             throw error
@@ -52,7 +57,7 @@ public actor BusConnection {
         return connection
     }
 
-    private func connect(_ address: BusAddress) throws(BusError) {
+    private func connect(_ address: BusAddress, allowInteractiveAuthorization: Bool) throws(BusError) {
         var bus: OpaquePointer?
         var r = sd_bus_new(&bus)
         guard r >= 0, let bus else { throw BusError.system(r, "sd_bus_new") }
@@ -71,6 +76,7 @@ public actor BusConnection {
         }
         if r >= 0 { r = sd_bus_set_bus_client(bus, 1) }
         if r >= 0 { r = sd_bus_negotiate_fds(bus, 1) }
+        if r >= 0 && allowInteractiveAuthorization { r = sd_bus_set_allow_interactive_authorization(bus, 1) }
         if r >= 0 { r = sd_bus_start(bus) }
         if r < 0 {
             sd_bus_unref(bus)
@@ -139,6 +145,8 @@ public actor BusConnection {
         for (_, subscription) in subscriptions { subscription.cancel() }
         subscriptions.removeAll()
         state.dropPending()
+        gate?.release()
+        gate = nil
         sd_bus_flush(bus)
         sd_bus_close(bus)
         sd_bus_unref(bus)
@@ -333,19 +341,13 @@ public actor BusConnection {
                 // Too big for the bus, say: the caller gets an error instead of a timeout.
                 if r < 0 { throw BusError.system(r, "sending the reply") }
             } catch {
-                replyError(pending.message, error)
+                DBusKit.replyError(pending.message, error)
             }
         case .failure(let error):
-            replyError(pending.message, error)
+            DBusKit.replyError(pending.message, error)
         }
     }
 
-    private func replyError(_ message: OpaquePointer, _ error: BusError) {
-        var e = sd_bus_error()
-        _ = sd_bus_error_set(&e, error.name, error.message)
-        _ = sd_bus_reply_method_error(message, &e)
-        sd_bus_error_free(&e)
-    }
 }
 
 /// Calls `body` with a NULL-terminated C string array of `strings`.

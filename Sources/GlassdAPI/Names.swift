@@ -68,6 +68,25 @@ public enum GlassdBus {
     public enum DeviceMethod {
         public static let display = "Display"
     }
+
+    /// The polkit actions (dbus/org.glassd.policy) and the calls each one covers on the system bus.
+    public enum Action {
+        public static let pair = "org.glassd.pair"
+        public static let update = "org.glassd.update"
+        public static let manage = "org.glassd.manage"
+
+        /// (interface, method or written property, whether it is a property write, action).
+        public static let calls: [(interface: String, member: String, propertyWrite: Bool, action: String)] = [
+            (managerInterface, "Pair", false, pair),
+            (managerInterface, "Unpair", false, pair),
+            (managerInterface, Method.update, false, update),
+            (jobInterface, Job.cancel, false, update),
+            (managerInterface, Property.mode, true, manage),
+            (managerInterface, "ClearHistory", false, manage),
+            (managerInterface, "ImportHistory", false, manage),
+            (deviceInterface, DeviceMethod.display, false, manage),
+        ]
+    }
 }
 
 /// The `org.glassd.Error.*` names.

@@ -70,6 +70,11 @@ public enum Daemon {
         let settings = SQLiteSettingsStore(database: database)
         let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
         let connection = try await BusConnection.open(options.bus)
+        if options.bus == .system {
+            // On the system bus every local user can reach glassd: what changes state is polkit's call.
+            let authority = PolkitAuthority(connection: connection, logger: logger)
+            try await connection.gate(PolkitAuthority.gatedCalls) { await authority.check($0) }
+        }
         let signals = ManagerSignals(connection: connection, logger: logger)
         let assistant = Assistant(
             client: client, store: store, historyBudget: config.historyBudget,

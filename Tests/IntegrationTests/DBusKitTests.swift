@@ -8,7 +8,7 @@ import Testing
 /// The project's sd-bus layer on its own, between two connections on a private bus.
 @Suite("DBusKit", .timeLimit(.minutes(3)))
 struct DBusKitTests {
-    private static let iface = "org.glassd.Test1"
+    static let iface = "org.glassd.Test1"
 
     /// Serves `spec` at /t on one connection, gives `body` a second connection to call it from.
     private func withService(
@@ -19,8 +19,8 @@ struct DBusKitTests {
     }
 
     /// The same, handing `body` the serving connection too.
-    private func withService(
-        _ spec: InterfaceSpec, maxPendingCalls: Int = BusConnection.defaultMaxPendingCalls,
+    func withService(
+        _ spec: InterfaceSpec, maxPendingCalls: Int = BusConnection.defaultMaxPendingCalls, interactiveClient: Bool = false,
         _ body: (BusConnection, BusConnection, String) async throws -> Void
     ) async throws {
         try await World.with { world in
@@ -29,7 +29,7 @@ struct DBusKitTests {
             let name = try await server.uniqueName()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await server.serve() }
-                let client = try await BusConnection.open(.address(world.busAddress))
+                let client = try await BusConnection.open(.address(world.busAddress), allowInteractiveAuthorization: interactiveClient)
                 try await body(server, client, name)
                 await client.close()
                 await server.close()
