@@ -6,8 +6,8 @@ import GlassdAPI
 struct Client {
     let connection: BusConnection
 
-    static func connect(_ bus: BusAddress) async throws -> Client {
-        Client(connection: try await BusConnection.open(bus))
+    static func connect(_ bus: BusAddress, interactive: Bool = false) async throws -> Client {
+        Client(connection: try await BusConnection.open(bus, allowInteractiveAuthorization: interactive))
     }
 
     func call(

@@ -15,8 +15,13 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON only.")
     var json = false
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Let glassd have polkit authenticate you (a password prompt from your desktop or agent) instead of refusing at once (default: on a terminal).")
+    var interactive: Bool? = nil
+
     func connect() async throws -> Client {
-        try await Client.connect(bus == .system ? .system : .session)
+        try await Client.connect(bus == .system ? .system : .session, interactive: interactive ?? (isatty(STDIN_FILENO) != 0))
     }
 }
 
@@ -25,8 +30,27 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as BusError {
-        FileHandle.standardError.write(Data("glassctl: \(error.message) (\(error.name))\n".utf8))
+        var text = "glassctl: \(error.message) (\(error.name))\n"
+        if let hint = authorizationHint(error) { text += "glassctl: \(hint)\n" }
+        FileHandle.standardError.write(Data(text.utf8))
         throw ExitCode.failure
+    }
+}
+
+/// One line on what a refused call needs: the polkit action glassd named, or (a refusal by the
+/// bus policy itself) root or group glassd.
+func authorizationHint(_ error: BusError) -> String? {
+    switch error.name {
+    case "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired":
+        guard let range = error.message.range(of: #"org\.glassd\.[a-z]+"#, options: .regularExpression) else {
+            return "needs root or membership in group glassd"
+        }
+        let action = error.message[range]
+        return error.name.hasSuffix("InteractiveAuthorizationRequired")
+            ? "needs authorization: \(action) (run glassctl on a terminal, or with --interactive)"
+            : "needs authorization: \(action)"
+    default:
+        return nil
     }
 }
 

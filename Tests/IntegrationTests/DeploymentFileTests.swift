@@ -43,6 +43,36 @@ struct DeploymentFileTests {
         #expect(score != nil && score! <= 2.0, "\(line)")
     }
 
+    @Test("Scripts/install lays the polkit actions out where polkit reads them, valid against polkit's DTD, one per gated call")
+    func polkitPolicy() async throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let install = try await runCommand(Paths.root + "/Scripts/install", ["--bin-dir", Paths.bin], environment: ["DESTDIR": dir])
+        #expect(install.ok, "\(install.stderr)")
+        let installed = dir + "/usr/share/polkit-1/actions/org.glassd.policy"
+        let dtd = "/usr/share/polkit-1/policyconfig-1.dtd"
+        try #require(FileManager.default.fileExists(atPath: dtd), "polkit's DTD is missing (Debian's polkitd)")
+        let lint = try await runCommand("xmllint", ["--noout", "--dtdvalid", dtd, installed])
+        #expect(lint.ok, "\(lint.stderr)")
+        let policy = try String(contentsOfFile: installed, encoding: .utf8)
+        #expect(policy.contains("<vendor>glassd</vendor>"))
+        for action in Set(GlassdBus.Action.calls.map(\.action)) {
+            #expect(policy.contains("<action id=\"\(action)\">"), "\(action)")
+        }
+        // The defaults the project promises: pairing and managing for the person at the machine,
+        // updates with an administrator's password, kept for a while.
+        let defaults = Dictionary(
+            uniqueKeysWithValues: policy.components(separatedBy: "<action id=\"").dropFirst().map { block in
+                (String(block.prefix { $0 != "\"" }), block)
+            })
+        for action in [GlassdBus.Action.pair, GlassdBus.Action.manage] {
+            #expect(defaults[action]?.contains("<allow_active>yes</allow_active>") == true, "\(action)")
+            #expect(defaults[action]?.contains("<allow_any>auth_admin</allow_any>") == true, "\(action)")
+            #expect(defaults[action]?.contains("<allow_inactive>auth_admin</allow_inactive>") == true, "\(action)")
+        }
+        #expect(defaults[GlassdBus.Action.update]?.components(separatedBy: ">auth_admin_keep<").count == 4)
+    }
+
     @Test("a system bus loads the glassd policy")
     func busPolicyParses() async throws {
         let dir = try Paths.temporaryDirectory()

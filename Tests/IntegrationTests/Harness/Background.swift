@@ -7,7 +7,25 @@ import SystemPackage
 struct Background {
     let execution: Execution<NoInput, SequenceOutput, FileDescriptorOutput>
     let log: String
+    /// The rest of stdout, after the first line, for a process started with `firstLine`.
+    var rest: Lines?
     var pid: Int32 { execution.processIdentifier.value }
+
+    /// The lines a process prints after its first.
+    actor Lines {
+        var iterator: SubprocessOutputSequence.StringSequence<UTF8>.AsyncIterator
+        init(_ iterator: sending SubprocessOutputSequence.StringSequence<UTF8>.AsyncIterator) { self.iterator = iterator }
+        func next() async throws -> String? {
+            var current = iterator
+            defer { iterator = current }
+            return try await current.next(isolation: self)
+        }
+    }
+
+    /// Its next line on stdout (after the first), nil at the end.
+    func nextLine() async throws -> String? {
+        try await rest?.next()
+    }
 
     func kill9() {
         try? execution.send(signal: .kill)
@@ -36,11 +54,12 @@ func withBackground<R: Sendable>(
         .path(FilePath(executable)), arguments: Arguments(arguments), environment: .inherit.updating(env),
         input: .none, output: .sequence, error: .fileDescriptor(logFD, closeAfterSpawningProcess: true)
     ) { execution in
-        let process = Background(execution: execution, log: log)
+        var process = Background(execution: execution, log: log)
         var line = ""
         if firstLine {
             var lines = execution.standardOutput.strings().makeAsyncIterator()
             line = try await lines.next() ?? ""
+            process.rest = Background.Lines(lines)
         }
         do {
             let value = try await body(process, line)

@@ -51,20 +51,25 @@ struct World: Sendable {
 
     /// Runs glassd on this world's bus until `body` ends; waits for READY=1 first. Its state is in
     /// `stateDirectory` under the world's folder.
+    /// `systemBus`: glassd serves on that bus as on the system bus (where it asks polkit),
+    /// not on this world's.
     func withGlassd<R: Sendable>(
         config: String? = nil, environment: [String: String] = [:], logLevel: String = "debug",
-        stateDirectory: String = "state", _ body: (Glassd) async throws -> R
+        stateDirectory: String = "state", systemBus: String? = nil, _ body: (Glassd) async throws -> R
     ) async throws -> R {
         let configPath = try config ?? writeConfig()
         let notify = try NotifySocket(path: directory + "/notify-\(UUID().uuidString.prefix(6))")
         var env = environment
         env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
         // BlueZ, real or fake, is looked for on this same private bus.
-        env["DBUS_SYSTEM_BUS_ADDRESS"] = busAddress
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus ?? busAddress
         env["NOTIFY_SOCKET"] = notify.path
         return try await withBackground(
             Paths.glassd,
-            ["--bus", "session", "--config", configPath, "--state-dir", directory + "/" + stateDirectory, "--log-level", logLevel],
+            [
+                "--bus", systemBus == nil ? "session" : "system", "--config", configPath, "--state-dir",
+                directory + "/" + stateDirectory, "--log-level", logLevel,
+            ],
             environment: env, log: directory + "/glassd.log", firstLine: false
         ) { process, _ in
             guard await notify.wait(for: "READY=1") else {
