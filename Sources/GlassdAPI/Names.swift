@@ -110,6 +110,10 @@ public enum GlassdErrorName {
     public static let batteryLow = "org.glassd.Error.BatteryLow"
     /// The job cannot be stopped in its current phase.
     public static let notCancellable = "org.glassd.Error.NotCancellable"
+    /// A question from the glasses with no speech in it (or none the transcription made words of).
+    public static let noSpeech = "org.glassd.Error.NoSpeech"
+    /// A photo from the glasses that is not a whole JPEG.
+    public static let badPhoto = "org.glassd.Error.BadPhoto"
 }
 
 /// A query's id: the caller's unique bus name and the serial of its Query call, so a client can

@@ -49,7 +49,10 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
     case connectionFailed(String)
     case timedOut
     case cancelled
+    /// The URL cannot be used (malformed, an unknown scheme): nothing was sent.
     case invalidRequest(String)
+    /// The server was reached but did not answer in HTTP (a garbage status line, say).
+    case invalidResponse(String)
 }
 
 /// Sends HTTP requests; libcurl in the daemon, fakes in tests.

@@ -240,6 +240,8 @@ public struct OpenAIChatClient: Sendable {
         case .timedOut: return .final(timeoutError)
         case .cancelled: return .final(.upstreamFailed("The question was cancelled."))
         case .invalidRequest(let why): return .final(.notConfigured("Bad base URL \(config.baseURL): \(why)"))
+        case .invalidResponse(let why):
+            return .final(.upstreamFailed("\(config.host) did not answer in HTTP (\(redactor.clean(why))): is base_url the chat server's address and port?"))
         case .connectionFailed(let why):
             let failure = AssistantError.upstreamFailed("Cannot reach \(config.host): \(redactor.clean(why))")
             return emitted ? .final(failure) : .retry(failure, after: nil)

@@ -201,6 +201,9 @@ public struct TranscriptionClient: Sendable {
         case .cancelled: return .final(Self.cancelled)
         case .invalidRequest(let why):
             return .final(.notConfigured("Bad transcription base URL \(ServerURL.display(config.baseURL)): \(why)"))
+        case .invalidResponse(let why):
+            return .final(
+                .upstreamFailed("\(config.host) did not answer in HTTP (\(redactor.clean(why))): is the transcription base_url the speech server's address and port?"))
         case .connectionFailed(let why):
             return .retry(.upstreamFailed("Cannot reach \(config.host): \(redactor.clean(why))"), after: nil)
         case .none:

@@ -22,9 +22,10 @@ enum VoiceFailure: Error, Sendable, Equatable {
 
     var busError: BusError {
         switch self {
-        case .noSpeech: BusError(name: GlassdErrorName.invalidArgs, message: "No speech was heard.")
-        case .noWords: BusError(name: GlassdErrorName.invalidArgs, message: "The speech was transcribed to no words.")
-        case .photo(let why): BusError(name: GlassdErrorName.invalidArgs, message: "The photo is not usable: \(why).")
+        // The glasses, not a caller, sent these: named for what happened, not InvalidArgs.
+        case .noSpeech: BusError(name: GlassdErrorName.noSpeech, message: "No speech was heard.")
+        case .noWords: BusError(name: GlassdErrorName.noSpeech, message: "The speech was transcribed to no words.")
+        case .photo(let why): BusError(name: GlassdErrorName.badPhoto, message: "The photo is not usable: \(why).")
         case .disconnected(let during):
             BusError(name: GlassdErrorName.notConnected, message: "The glasses disconnected while \(during).")
         case .cancelled: BusError(name: GlassdErrorName.cancelled, message: "The question was cancelled on the glasses.")

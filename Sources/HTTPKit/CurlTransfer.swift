@@ -102,7 +102,14 @@ final class CurlTransfer {
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         switch code {
         case CURLE_OPERATION_TIMEDOUT: fail(.timedOut)
-        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: fail(.invalidRequest(detail))
+        case CURLE_URL_MALFORMAT: fail(.invalidRequest(detail))
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            // The same code for an unknown scheme and for a reply that is not HTTP ("Received
+            // HTTP/0.9 when not allowed"): only the second one connected first.
+            var connects = 0
+            _ = ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+            fail(connects > 0 ? .invalidResponse(detail) : .invalidRequest(detail))
+        case CURLE_WEIRD_SERVER_REPLY: fail(.invalidResponse(detail))
         case CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK: fail(.cancelled)
         default: fail(.connectionFailed(detail))
         }

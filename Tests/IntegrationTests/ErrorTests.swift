@@ -105,6 +105,34 @@ struct ErrorTests {
         }
     }
 
+    @Test("a server that does not answer in HTTP (a garbage status line) is UpstreamFailed with a hint, not a bad base URL")
+    func notHTTP() async throws {
+        // Reads a request, answers with a line that is no HTTP status, hangs up.
+        let garbage = """
+            import socket
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            s.listen(8)
+            print(s.getsockname()[1], flush=True)
+            while True:
+                c, _ = s.accept()
+                c.recv(65536)
+                c.sendall(b"GARBAGE \\x00\\xff not a status line\\r\\n\\r\\n")
+                c.close()
+            """
+        try await World.with { world in
+            try await withBackground("/usr/bin/env", ["python3", "-c", garbage], log: world.directory + "/garbage.log", firstLine: true) {
+                _, port in
+                let config = try world.writeConfig(baseURL: "http://127.0.0.1:\(port)/v1", timeoutSeconds: 5)
+                try await world.withGlassd(config: config) { _ in
+                    let result = try await world.glassctl(["query", "anyone there"])
+                    #expect(!result.ok && result.stderr.hasSuffix("(\(GlassdErrorName.upstreamFailed))\n"), "\(result.stderr)")
+                    #expect(result.stderr.contains("did not answer in HTTP") && result.stderr.contains("base_url"), "\(result.stderr)")
+                }
+            }
+        }
+    }
+
     @Test("empty and oversized questions are InvalidArgs and reach no server")
     func invalidArguments() async throws {
         try await World.with { world in

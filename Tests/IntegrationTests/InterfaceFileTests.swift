@@ -38,6 +38,21 @@ struct InterfaceFileTests {
     }
 }
 
+extension InterfaceFileTests {
+    @Test("every org.glassd.Error name glassd has is documented in the interface files")
+    func errorNamesDocumented() throws {
+        let names = try String(contentsOfFile: Paths.root + "/Sources/GlassdAPI/Names.swift", encoding: .utf8)
+        let declared = names.matches(of: /"(org\.glassd\.Error\.[A-Za-z]+)"/).map { String($0.1) }
+        #expect(declared.count > 10)
+        let documents = try ["Manager1", "Device1", "Job1"].map {
+            try String(contentsOfFile: Paths.root + "/dbus/org.glassd.\($0).xml", encoding: .utf8)
+        }.joined()
+        for name in declared {
+            #expect(documents.contains(name), "\(name) is not documented")
+        }
+    }
+}
+
 /// Members of `interface` in an introspection document, as comparable lines.
 func interfaceMembers(_ xml: String, _ interface: String) throws -> [String] {
     let document = try XMLDocument(xmlString: xml)

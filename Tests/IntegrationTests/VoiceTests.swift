@@ -206,7 +206,7 @@ struct VoiceTests {
             try await vm.call("Tap")
             let seen = try await untilEnd(signals)
             #expect(seen.last?.member == GlassdBus.Signal.queryFailed)
-            #expect(seen.last?.arguments.dropFirst().first == .string(GlassdErrorName.invalidArgs))
+            #expect(seen.last?.arguments.dropFirst().first == .string(GlassdErrorName.noSpeech))
             try await vm.waitForDisplay(containing: "did not hear")
             #expect(try await ble.world.serverRequests().count == requests)
         }
