@@ -14,6 +14,9 @@ final class VoiceCapture {
     private var photoTooLarge = false
     /// The host heard the end of speech and told the glasses to stop.
     var stopSent = false
+    let started = ContinuousClock.now
+    /// When the glasses last sent something for it.
+    var lastHeard = ContinuousClock.now
 
     init(id: String, withPhoto: Bool, voice: VoiceSettings) throws {
         self.id = id

@@ -15,6 +15,8 @@ enum VoiceFailure: Error, Sendable, Equatable {
     case disconnected(while: String)
     /// A tap on the glasses cancelled the question.
     case cancelled
+    /// The glasses started a recording (or a photo) and then stopped sending it without its end.
+    case recordingNeverEnded
     /// The embedded default backend serves no speech, and no `[transcription]` server is set.
     case cannotHear
     /// The embedded default backend's model is text only.
@@ -29,6 +31,8 @@ enum VoiceFailure: Error, Sendable, Equatable {
         case .disconnected(let during):
             BusError(name: GlassdErrorName.notConnected, message: "The glasses disconnected while \(during).")
         case .cancelled: BusError(name: GlassdErrorName.cancelled, message: "The question was cancelled on the glasses.")
+        case .recordingNeverEnded:
+            BusError(name: GlassdErrorName.noSpeech, message: "The glasses stopped sending the recording before its end.")
         case .cannotHear:
             BusError(
                 name: GlassdErrorName.notConfigured,
@@ -48,6 +52,7 @@ enum VoiceFailure: Error, Sendable, Equatable {
         case .noSpeech: "I did not hear a question. Tap and speak."
         case .noWords: "I could not make out any words. Tap to try again."
         case .photo: "The photo did not arrive whole. Hold to try again."
+        case .recordingNeverEnded: "The recording broke off. Tap to try again."
         case .cannotHear: "The offline model cannot hear. Set up a speech server."
         case .cannotSee: "The offline model cannot see photos. Set up a vision model."
         case .disconnected, .cancelled: ""

@@ -17,7 +17,13 @@ struct VoiceQueries: Sendable {
     enum Input: Sendable {
         case device(DataMessage)
         case status(SessionStatus)
+        /// Time to look whether the capture `id` still hears from the glasses (internal).
+        case watch(String)
     }
+
+    /// A capture the glasses stop feeding (no data this long, or beyond the longest question by
+    /// this much) ends as failed: broken or hostile glasses cannot keep glassd recording.
+    static let silentGlasses: Duration = .seconds(5)
 
     /// The question stored for a translation (the speech itself is not transcribed).
     static let spokenQuestion = "(spoken, translated to English)"
@@ -41,12 +47,47 @@ struct VoiceQueries: Sendable {
 
     /// Handles what the glasses send until `inputs` ends.
     func run(_ inputs: AsyncStream<Input>) async {
+        // The glasses' inputs and the capture watchdog's, in one stream.
+        let (merged, sink) = AsyncStream.makeStream(of: Input.self)
         await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await input in inputs { sink.yield(input) }
+                sink.finish()
+            }
             var capture: VoiceCapture?
             var answering: OneShotEvent?
             var generation: UInt64 = 0
-            for await input in inputs {
+            let clock = ContinuousClock()
+            func watch(_ current: VoiceCapture) {
+                let deadline = min(
+                    current.lastHeard.advanced(by: Self.silentGlasses),
+                    current.started.advanced(by: voice.maximumLength + Self.silentGlasses))
+                let id = current.id
+                group.addTask {
+                    try? await clock.sleep(until: deadline, tolerance: nil)
+                    sink.yield(.watch(id))
+                }
+            }
+            for await input in merged {
+                if case .device(let message) = input, let current = capture {
+                    switch message {
+                    case .imageData, .audioData, .imageEnd: current.lastHeard = clock.now
+                    default: break
+                    }
+                }
                 switch input {
+                case .watch(let id):
+                    guard let current = capture, current.id == id else { break }
+                    let now = clock.now
+                    if now < current.lastHeard.advanced(by: Self.silentGlasses)
+                        && now < current.started.advanced(by: voice.maximumLength + Self.silentGlasses)
+                    {
+                        watch(current)  // heard from since: look again at the new deadline
+                        break
+                    }
+                    capture = nil
+                    fail(id, VoiceFailure.recordingNeverEnded)
+                    group.addTask { await abandonRecording(id) }
                 case .status(let status):
                     let gone = status.generation != generation || !(status.state == .ready || status.state == .busy)
                     if gone, let lost = capture {
@@ -59,6 +100,7 @@ struct VoiceQueries: Sendable {
                     case .audioStart, .imageStart:
                         if let replaced = capture { fail(replaced.id, VoiceFailure.disconnected(while: "recording")) }
                         capture = start(photo: message == .imageStart)
+                        if let started = capture { watch(started) }
                     case .imageData(let bytes):
                         capture?.appendPhoto(bytes)
                     case .imageEnd:
@@ -90,7 +132,18 @@ struct VoiceQueries: Sendable {
                 }
             }
             answering?.fire()
+            group.cancelAll()  // the watchdog's sleepers
         }
+    }
+
+    /// A recording the glasses never ended: they are told to stop, and are ready again.
+    private func abandonRecording(_ id: String) async {
+        do {
+            try await session.stopRecording()
+        } catch {
+            logger.info("cannot tell the glasses to stop recording: \(error)", metadata: ["query_id": "\(id)"])
+        }
+        await session.answerFinished()
     }
 
     private func start(photo: Bool) -> VoiceCapture? {

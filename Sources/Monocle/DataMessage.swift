@@ -99,6 +99,15 @@ public enum DataMessage: Sendable, Equatable {
         case tooShort(Int)
         case unknownCommand([UInt8])
         case badPayload(command: String)
+
+        /// What went wrong, without the frame's bytes: one of a few kinds, for rate-limited logs.
+        public var kind: String {
+            switch self {
+            case .tooShort: "a frame too short"
+            case .unknownCommand: "an unknown command"
+            case .badPayload(let command): "a bad \(command) payload"
+            }
+        }
     }
 
     /// Decodes one frame (any direction).

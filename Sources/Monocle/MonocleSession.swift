@@ -57,6 +57,12 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     let readyPulse = Pulse()
     /// Drops the current link so the supervisor connects afresh (set by `run`).
     var restartLink: (@Sendable (String) async -> Void)?
+    /// What the glasses send that is dropped is logged once per kind, then rarely.
+    private var dropped: LogThrottle<C>
+    /// When the scene frame on its way was asked for (cap:), until it ends (sen:).
+    private var sceneFrameAsked: C.Instant?
+    /// A scene frame not ended this long after it was asked for is given up.
+    public static var sceneFrameLimit: Duration { .seconds(10) }
     private let sink: AsyncStream<SessionEvent>.Continuation
     /// Every status change (none coalesced) and device message, in order.
     public nonisolated let events: AsyncStream<SessionEvent>
@@ -66,7 +72,14 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         self.clock = clock
         self.settings = settings
         self.logger = logger
+        dropped = LogThrottle(clock: clock)
         (events, sink) = AsyncStream.makeStream(of: SessionEvent.self)
+    }
+
+    /// Logs a dropped input of `kind` unless one of its kind was logged lately.
+    private func logDropped(_ kind: String, _ detail: @autoclosure () -> String) {
+        guard let unsaid = dropped.admit(kind) else { return }
+        logger.notice("\(detail())", metadata: unsaid > 0 ? ["not_logged_since": "\(unsaid)"] : [:])
     }
 
     public var current: SessionStatus { status }
@@ -130,6 +143,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
 
     private func end(_ generation: UInt64) {
         guard generation == self.generation else { return }
+        sceneFrameAsked = nil
         dataLink = nil
         channels = nil
         endDiversion()
@@ -281,7 +295,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private func readData(_ data: any ByteChannel, link: DataLink<C>, started: OneShotEvent, generation: UInt64) async {
         for await incoming in data.incoming {
             guard case .packet(let frame) = incoming else {
-                logger.notice("data channel messages were lost (the reader fell behind)")
+                logDropped("lost", "data channel messages were lost (the reader fell behind)")
                 continue
             }
             if let lent = diversion?.data {
@@ -292,7 +306,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
             do {
                 message = try DataMessage.decode(frame)
             } catch {
-                logger.info("malformed data message dropped: \(error)")
+                logDropped(error.kind, "malformed data message dropped: \(error.kind) (\(frame.count) bytes)")
                 continue
             }
             await handle(message, link: link, started: started, generation: generation)
@@ -313,11 +327,16 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
                 info.battery = level
                 setInfo(info, for: generation)
             }
+        case .sceneStart where sceneFrameAsked == nil:
+            logDropped("sst:", "a scene frame the glasses were not asked for dropped")
         case .audioStart, .imageStart, .sceneStart:
+            if message != .sceneStart { sceneFrameAsked = nil }  // a question takes over
             if status.state == .ready { set(.busy, for: generation) }
             sink.yield(.device(message))
         case .sceneEnd:
             // A scene frame is not a question: the glasses are free again, unless answering.
+            guard sceneFrameAsked != nil else { return logDropped("sen:", "the end of a scene frame not asked for dropped") }
+            sceneFrameAsked = nil
             if status.state == .busy && answer == nil { set(.ready, for: generation) }
             sink.yield(.device(message))
         case .cancelled:
@@ -330,7 +349,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         case .audioData, .audioEnd, .imageData, .imageEnd:
             sink.yield(.device(message))
         case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert:
-            logger.info("unexpected message from the glasses dropped", metadata: ["command": "\(message.command)"])
+            logDropped(message.command, "unexpected message from the glasses dropped: \(message.command)")
         }
     }
 
@@ -359,8 +378,22 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     /// Scene mode: asks idle glasses for a photo (sst:, idt:..., sen:). Throws `SessionError.busy`
     /// while they capture or answer, `.notConnected` when they are not ready.
     public func requestSceneFrame() async throws {
+        if status.state == .busy, answer == nil, let asked = sceneFrameAsked, asked.duration(to: clock.now) > Self.sceneFrameLimit {
+            // The glasses never ended the last frame (sen:): it is given up.
+            logDropped("unfinished scene frame", "a scene frame the glasses never ended given up")
+            sceneFrameAsked = nil
+            set(.ready, for: generation)
+        }
         guard status.state != .busy else { throw SessionError.busy }
-        try await writer()(.capture)
+        let write = try writer()
+        // Before the write: its sst: may be handled while the write is still awaited.
+        sceneFrameAsked = clock.now
+        do {
+            try await write(.capture)
+        } catch {
+            sceneFrameAsked = nil
+            throw error
+        }
     }
 
     /// Shows a hazard warning on the glasses, or clears it (`nil`).

@@ -36,6 +36,7 @@ import asyncio
 import io
 import json
 import os
+import select
 import shutil
 import signal
 import struct
@@ -100,6 +101,8 @@ class GattCharacteristic(gatt_objects.GattCharacteristic):
         self.vm_role = role
         self.vm_outbox = deque()
         self.vm_wake = asyncio.Event()
+        self.vm_empty = asyncio.Event()     # the outbox is empty (every queued notification sent)
+        self.vm_empty.set()
         self.vm_task = None
         self.vm_session = 0     # notify sessions: a timed packet of an ended one is not sent
 
@@ -158,6 +161,7 @@ class GattCharacteristic(gatt_objects.GattCharacteristic):
             return
         for i in range(0, len(data), step):
             self.vm_outbox.append(data[i:i + step])
+        self.vm_empty.clear()
         if self.vm_task is None or self.vm_task.done():
             self.vm_task = asyncio.get_running_loop().create_task(self._drain())
         self.vm_wake.set()
@@ -176,12 +180,17 @@ class GattCharacteristic(gatt_objects.GattCharacteristic):
                 if not self.gatt_notifying:
                     self.vm_outbox.clear()
                     break
+                await self.vm_monocle.until_writable()
+                if not self.gatt_notifying:
+                    continue
                 self.gatt_value = self.vm_outbox.popleft()
                 self.emit_properties_changed({"Value": self.gatt_value})
                 sent += 1
                 if sent % NOTIFY_YIELD_EVERY == 0:
                     await asyncio.sleep(0)
                     await self.vm_monocle.writer_drained()
+            if not self.vm_outbox:
+                self.vm_empty.set()
 
 
 class Advertisement(gatt_objects.Advertisement):
@@ -239,7 +248,8 @@ class Firmware:
                       "resets": 0, "dfu_requests": 0, "boots": 0, "sigints": 0,
                       "dfu_entries": 0, "dfu_objects_created": 0, "dfu_bytes_received": 0,
                       "dfu_crc_requests": 0, "dfu_executes": 0, "dfu_boots": 0,
-                      "fpga_erases": 0, "fpga_bytes_written": 0, "fpga_reads": 0}
+                      "fpga_erases": 0, "fpga_bytes_written": 0, "fpga_reads": 0,
+                      "injected_frames": 0}
         self.task = None
         self.stopping = False
 
@@ -621,6 +631,34 @@ class Control(ServiceInterface):
         self.vm_monocle.dfu.state.next_version = version
 
     @method()
+    async def Inject(self, channel: "s", frames: "aay"):
+        """Notifies each frame as is on the serial or data TX characteristic, at full rate, as
+        broken or hostile firmware could (each frame one notification of at most MTU-3 bytes);
+        returns once all are sent."""
+        await self._inject(channel, [bytes(f) for f in frames])
+
+    @method()
+    async def InjectRepeated(self, channel: "s", frame: "ay", count: "u"):
+        """The same frame `count` times (up to 1,000,000), at full rate; returns once all are sent."""
+        if count > 1_000_000:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "count must be at most 1000000")
+        await self._inject(channel, [bytes(frame)] * count)
+
+    async def _inject(self, channel, frames):
+        if channel not in ("serial", "data"):
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "channel must be serial or data")
+        limit = self.vm_monocle.mtu - 3
+        if any(len(f) > limit or not f for f in frames):
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", f"frames must be 1 to {limit} bytes")
+        tx = self.vm_monocle.services.get(channel)
+        if tx is None:
+            raise DBusError("org.glassd.test.Error.Failed", "no GATT app is registered")
+        self._fw().stats["injected_frames"] += len(frames)
+        for frame in frames:
+            tx[2].notify(frame)
+        await tx[2].vm_empty.wait()
+
+    @method()
     def SetBootloaderDelay(self, seconds: "d"):
         """DfuTarg comes up this long after the app went, from the next reset into it on."""
         if not 0 <= seconds <= 60:
@@ -838,6 +876,14 @@ class Monocle:
     def reset_notifications(self):
         for _, _, tx in self.services.values():
             tx.stop_notifying()
+
+    async def until_writable(self):
+        """Until the bus socket takes bytes again: dbus-fast drops the connection when a send
+        finds it full (EAGAIN), as a flood of notifications can make it. asyncio lets one
+        writer callback per fd, and dbus-fast's is that one, so this looks every millisecond."""
+        fd = getattr(getattr(self.bus, "_writer", None), "fd", None)
+        while fd is not None and not self.stopping and not select.select([], [fd], [], 0)[1]:
+            await asyncio.sleep(0.001)
 
     async def writer_drained(self):
         """Wait while dbus-fast still holds unsent messages (best effort)."""
