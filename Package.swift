@@ -110,6 +110,11 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // The parsers of outside input under libFuzzer (Scripts/fuzz), or replaying a corpus.
+        .executableTarget(
+            name: "glassd-fuzz", dependencies: ["GlassdCore", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
+            swiftSettings: strict),
+
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
@@ -131,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Monocle", "Firmware",
+                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Monocle", "Firmware",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

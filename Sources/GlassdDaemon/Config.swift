@@ -75,6 +75,11 @@ public struct Config: Sendable, Equatable {
     }
 
     public static func parse(_ text: String, file: String = "glassd.conf") throws(Error) -> Config {
+        do {
+            try TOMLShape.check(text)
+        } catch {
+            throw Error(description: "\(file): \(error.what) at line \(error.line)")
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
-import GlassdDaemon
+@testable import GlassdDaemon
 import Testing
 
 @Suite("Configuration")
@@ -134,5 +134,31 @@ struct ConfigTests {
         #expect(APIKey.transcriptionKey(config: config, chatKey: "chat") == nil)
         config.transcriptionKeyFile = dir + "/speech"
         #expect(APIKey.transcriptionKey(config: config, chatKey: "chat") == "speech-key")
+    }
+
+    @Test("what toml++ would abort on is refused with its line first; valid shapes pass", arguments: [
+        ("[\n", "a key is missing at line 1"),
+        ("[assistant]\nchat_model = \"m\"\n[[ \t\n", "a key is missing at line 3"),
+        ("# c\r\n  [\r\n", "a key is missing at line 2"),
+        ("[=", "a key is missing at line 1"),
+        ("c = [}, 1]\n", "a value is missing at line 1"),
+        ("u.# = 1\n", "a key is missing at line 1"),
+        ("x = \"open\n", "a string is not closed at line 1"),
+        ("x = [1 2]\n", "array elements are separated by commas at line 1"),
+        ("x = 1 y\n", "unexpected \"y\" at line 1"),
+    ])
+    func malformed(text: String, error: String) {
+        #expect(throws: Config.Error(description: "glassd.conf: \(error)")) { try Config.parse(text) }
+    }
+
+    @Test("nested and multi-line arrays, multi-line strings with [ lines, inline tables, dotted and quoted keys pass the shape check")
+    func validShapes() throws {
+        let triple = String(repeating: "\"", count: 3)
+        let text = [
+            "[privacy]", "allowed_hosts = [", "  \"a\", # one", "  'b',", "]", "[assistant]",
+            "system_prompt = \(triple)", "[", "not a header\(triple)", "\"quoted key\".x = 1",
+            "t = { a = 1, b = [1, [2]], \"c\" = { d = true } }", "f = -1.5e3", "[[list]]", "n = 0x1F",
+        ].joined(separator: "\n")
+        try TOMLShape.check(text)
     }
 }

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Firmware
+import GlassdCore
+import GlassdDaemon
+import Monocle
+import Scene
+
+/// A parser of outside input, fed arbitrary bytes: it must return or throw its typed error,
+/// never trap, hang or grow without bound.
+enum FuzzTarget: String, CaseIterable {
+    /// A data-channel frame from the glasses.
+    case dataChannel = "data-channel"
+    /// What the raw REPL prints: banners, results and a device check's reply.
+    case replReply = "repl-reply"
+    /// A chat server's event stream, each event decoded as a chunk.
+    case sse
+    /// A DFU package (ZIP with a manifest, an init packet and an image).
+    case dfuPackage = "dfu-package"
+    /// A camera frame (and a photo) from the glasses.
+    case jpeg
+    /// glassd.conf.
+    case config
+
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .dataChannel:
+            _ = try? DataMessage.decode(bytes)
+        case .replReply:
+            var buffer = ReplBuffer(limit: 4096)
+            // Fed in pieces, as notifications arrive.
+            for piece in stride(from: 0, to: bytes.count, by: 20) {
+                buffer.append(Array(bytes[piece..<min(piece + 20, bytes.count)]))
+                _ = buffer.takeBanner()
+                if let result = buffer.takeResult() { _ = try? DeviceCommands.parseCheck(result.stdout) }
+            }
+            _ = try? DeviceCommands.parseCheck(String(decoding: bytes, as: UTF8.self))
+        case .sse:
+            var parser = SSEParser(maxLine: 1 << 16)
+            var usage: TokenUsage?
+            for event in parser.feed(bytes) + [parser.finish()].compactMap({ $0 }) {
+                _ = try? ChatStreamDecoder.decode(event, usage: &usage)
+            }
+            _ = try? ChatStreamDecoder.decode(completion: bytes, usage: &usage)
+            _ = ChatStreamDecoder.errorMessage(body: bytes)
+        case .dfuPackage:
+            _ = try? DFUPackage(bytes: bytes)
+            _ = try? DFUResponse.decode(bytes)
+        case .jpeg:
+            guard let decoder = try? JPEGDecoder() else { return }
+            _ = try? decoder.decode(bytes)
+        case .config:
+            _ = try? Config.parse(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+}
