@@ -169,41 +169,25 @@ struct TOMLShape {
         }
     }
 
-    private mutating func basicString() throws(Failure) {
-        let multiline = peek(1) == "\"" && peek(2) == "\""
+    private mutating func basicString() throws(Failure) { try string(quote: "\"", escapes: true) }
+
+    private mutating func literalString() throws(Failure) { try string(quote: "'", escapes: false) }
+
+    /// A string in `quote`s, tripled for a multi-line one; basic strings have backslash escapes.
+    private mutating func string(quote: Unicode.Scalar, escapes: Bool) throws(Failure) {
+        let multiline = peek(1) == quote && peek(2) == quote
         for _ in 0..<(multiline ? 3 : 1) { advance() }
         while true {
             guard let c = current else { throw fail("a string is not closed") }
-            if c == "\\" {
+            if c == "\\" && escapes {
                 advance()
                 guard current != nil else { throw fail("a string is not closed") }
-                advance()
-            } else if c == "\"" {
+            } else if c == quote {
                 if !multiline { return advance() }
-                if peek(1) == "\"" && peek(2) == "\"" {
+                if peek(1) == quote && peek(2) == quote {
                     for _ in 0..<3 { advance() }
                     // Up to two more quotes belong to the string.
-                    for _ in 0..<2 where current == "\"" { advance() }
-                    return
-                }
-                advance()
-            } else {
-                if c == "\n" && !multiline { throw fail("a string is not closed") }
-                advance()
-            }
-        }
-    }
-
-    private mutating func literalString() throws(Failure) {
-        let multiline = peek(1) == "'" && peek(2) == "'"
-        for _ in 0..<(multiline ? 3 : 1) { advance() }
-        while true {
-            guard let c = current else { throw fail("a string is not closed") }
-            if c == "'" {
-                if !multiline { return advance() }
-                if peek(1) == "'" && peek(2) == "'" {
-                    for _ in 0..<3 { advance() }
-                    for _ in 0..<2 where current == "'" { advance() }
+                    for _ in 0..<2 where current == quote { advance() }
                     return
                 }
             } else if c == "\n" && !multiline {
