@@ -111,8 +111,9 @@ let package = Package(
             swiftSettings: strict),
 
         // The parsers of outside input under libFuzzer (Scripts/fuzz), or replaying a corpus.
+        .target(name: "CFuzzer"),
         .executableTarget(
-            name: "glassd-fuzz", dependencies: ["GlassdCore", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
+            name: "glassd-fuzz", dependencies: ["CFuzzer", "GlassdCore", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
             swiftSettings: strict),
 
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),

@@ -30,5 +30,3 @@ enum BlueZ {
 
 /// BlueZ's objects as mirrored: path → interface → property → value.
 public typealias BlueZObjects = [String: [String: [String: DBusValue]]]
-
-
