@@ -138,6 +138,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Monocle", "Firmware",
+                "HTTPKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -41,6 +41,23 @@ enum EmbeddedBackend {
         }
     }
 
+    /// The embedded speech server (Scripts/speech_server.py in the same venv) until `body` ends;
+    /// `body` gets its base URL and model name.
+    static func withSpeech<R: Sendable>(
+        in directory: String, _ body: (Background, _ url: String, _ model: String) async throws -> R
+    ) async throws -> R {
+        try await withBackground(
+            venv + "/bin/python", [Paths.root + "/Scripts/speech_server.py"], log: directory + "/speech.log", firstLine: true
+        ) { process, line in
+            let words = line.split(separator: " ").map(String.init)
+            guard words.count == 3, words[0] == "READY" else {
+                let log = (try? String(contentsOfFile: directory + "/speech.log", encoding: .utf8)) ?? ""
+                throw TestFailure("the speech server did not start (\(line)):\n" + log)
+            }
+            return try await body(process, words[1], words[2])
+        }
+    }
+
     /// True while something accepts connections on 127.0.0.1:`port`.
     static func listening(port: Int) async -> Bool {
         let result = try? await runCommand(
