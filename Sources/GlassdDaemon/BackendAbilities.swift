@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// What the configured servers can do. The embedded default backend (Scripts/backend) serves a
-/// text-only chat model and no speech endpoints: a question it cannot take fails at once with a
+/// text-only chat model and an English-only speech model: a question it cannot take fails at once with a
 /// typed error that says what to configure, instead of after a request that ends in the
 /// server's own 404 or 500.
 struct BackendAbilities: Sendable {
@@ -9,9 +9,12 @@ struct BackendAbilities: Sendable {
     let hears: Bool
     /// Photos can be asked about: the embedded model is text only.
     let sees: Bool
+    /// Speech can be translated (translator mode): the embedded speech model knows English only.
+    let translates: Bool
 
     init(_ config: Config) {
         hears = !config.embedded || config.transcriptionURL != nil
         sees = !config.embedded
+        translates = hears && !(config.transcriptionEmbedded && config.transcriptionURL != nil)
     }
 }

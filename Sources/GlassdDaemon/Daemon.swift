@@ -121,7 +121,7 @@ public enum Daemon {
         }
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
-            mode: mode, sees: abilities.sees, backendDescription: client?.config.publicDescription ?? "",
+            mode: mode, sees: abilities.sees, backendDescription: Self.backendDescription(config, client, transcriber),
             privacy: config.privacy.name,
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
@@ -135,7 +135,8 @@ public enum Daemon {
         try await connection.requestName(GlassdBus.name)
 
         let embeddedNote =
-            config.embedded ? " with the embedded default backend (a tiny model, often wrong; set a server to replace it)" : ""
+            (config.embedded ? " with the embedded default backend (a tiny model, often wrong; set a server to replace it)" : "")
+            + (config.transcriptionEmbedded ? " and the embedded speech model (Whisper tiny.en: English only, no translation)" : "")
         logger.info(
             "glassd \(glassdVersion) ready on \(GlassdBus.name)\(embeddedNote)",
             metadata: [
@@ -186,6 +187,13 @@ public enum Daemon {
         return LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session,
             voice: voice, scene: scene, statuses: statuses, updateMark: updateMark, logger: logger)
+    }
+
+    /// Manager1.Backend: the chat server and model, and the speech server's when it is another.
+    static func backendDescription(_ config: Config, _ client: OpenAIChatClient?, _ transcriber: TranscriptionClient?) -> String {
+        let chat = client?.config.publicDescription ?? ""
+        guard config.transcriptionURL != nil, let speech = transcriber?.config.publicDescription else { return chat }
+        return chat + "; speech: " + speech
     }
 
     /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.

@@ -21,6 +21,8 @@ enum VoiceFailure: Error, Sendable, Equatable {
     case cannotHear
     /// The embedded default backend's model is text only.
     case cannotSee
+    /// The embedded speech model knows English only: no translator mode.
+    case cannotTranslate
 
     var busError: BusError {
         switch self {
@@ -38,6 +40,12 @@ enum VoiceFailure: Error, Sendable, Equatable {
                 name: GlassdErrorName.notConfigured,
                 message: "The embedded default backend does not transcribe speech: set [transcription] base_url in "
                     + "glassd.conf to a speech server (whisper.cpp's server, OpenAI), or use such a server for everything.")
+        case .cannotTranslate:
+            BusError(
+                name: GlassdErrorName.notConfigured,
+                message: "The embedded speech model (Whisper tiny.en) knows English only and cannot translate: set "
+                    + "[transcription] base_url in glassd.conf to a multilingual speech server (whisper.cpp's with a "
+                    + "multilingual model, OpenAI) for translator mode.")
         case .cannotSee:
             BusError(
                 name: GlassdErrorName.notConfigured,
@@ -55,6 +63,7 @@ enum VoiceFailure: Error, Sendable, Equatable {
         case .recordingNeverEnded: "The recording broke off. Tap to try again."
         case .cannotHear: "The offline model cannot hear. Set up a speech server."
         case .cannotSee: "The offline model cannot see photos. Set up a vision model."
+        case .cannotTranslate: "The offline speech model knows only English. Set up a speech server to translate."
         case .disconnected, .cancelled: ""
         }
     }

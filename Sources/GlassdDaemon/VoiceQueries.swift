@@ -244,6 +244,7 @@ struct VoiceQueries: Sendable {
             throw AssistantError.notConfigured("No speech server is configured: set [assistant] base_url in glassd.conf.")
         }
         let translate = mode.mode == .translator
+        guard !translate || abilities.translates else { throw VoiceFailure.cannotTranslate }
         let heard = try await transcriber.transcribe(wav: utterance.wav(), task: translate ? .translate : .transcribe)
         guard !Self.heardNothing(heard) else { throw VoiceFailure.noWords }
         do {

@@ -4,19 +4,20 @@ import Testing
 
 @Suite("What the configured servers can do")
 struct BackendAbilitiesTests {
+    private static let embedded = "[assistant]\nbase_url = \"http://127.0.0.1:8000/v1\"\nembedded = true\n"
+
     @Test(
-        "the embedded backend neither hears (unless a speech server is set) nor sees; any other server does both",
+        "the embedded backend neither hears (unless a speech server is set) nor sees; its own speech server does not translate; any other server does all",
         arguments: [
-            ("[assistant]\nbase_url = \"http://127.0.0.1:8000/v1\"\n", true, true),
-            ("[assistant]\nbase_url = \"http://127.0.0.1:8000/v1\"\nembedded = true\n", false, false),
-            (
-                "[assistant]\nbase_url = \"http://127.0.0.1:8000/v1\"\nembedded = true\n"
-                    + "[transcription]\nbase_url = \"http://127.0.0.1:8080/v1\"\n", true, false
-            ),
+            ("[assistant]\nbase_url = \"http://127.0.0.1:8000/v1\"\n", true, true, true),
+            (embedded, false, false, false),
+            (embedded + "[transcription]\nbase_url = \"http://127.0.0.1:8080/v1\"\n", true, false, true),
+            (embedded + "[transcription]\nbase_url = \"http://127.0.0.1:8080/v1\"\nembedded = true\n", true, false, false),
         ])
-    func abilities(config text: String, hears: Bool, sees: Bool) throws {
+    func abilities(config text: String, hears: Bool, sees: Bool, translates: Bool) throws {
         let abilities = BackendAbilities(try Config.parse(text))
         #expect(abilities.hears == hears)
         #expect(abilities.sees == sees)
+        #expect(abilities.translates == translates)
     }
 }

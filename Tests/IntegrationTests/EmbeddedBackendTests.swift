@@ -149,6 +149,11 @@ struct EmbeddedBackendTests {
                             .flatMap { ($0["data"] as? [Any])?.first as? Int })
                     #expect(await EmbeddedBackend.listening(port: port))
                     #expect(processes(matching: "--port \(port)").count == 1, "the server runs")
+                    // The speech server, started too (speech goes elsewhere here): its port from the launcher's line.
+                    let speechLine = try #require(runLog().split(separator: "\n").first { $0.contains("whisper-tiny.en transcribes on ") })
+                    let speechPort = try #require(
+                        speechLine.split(separator: " ").compactMap { EmbeddedBackend.port(of: String($0)) }.first, "\(speechLine)")
+                    #expect(await EmbeddedBackend.listening(port: speechPort))
 
                     kill(run.pid, SIGINT)
                     // Its stdout ends as Scripts/run exits, which it does only after waiting for
@@ -161,6 +166,7 @@ struct EmbeddedBackendTests {
                     #expect(processes(matching: "--port \(port)").isEmpty, "the server stopped")
                     #expect(processes(matching: "--log \(runDirectory)/backend.log").isEmpty, "the launcher stopped")
                     #expect(await !EmbeddedBackend.listening(port: port))
+                    #expect(await !EmbeddedBackend.listening(port: speechPort), "the speech server stopped")
                 }
             } catch {
                 await bus.close()

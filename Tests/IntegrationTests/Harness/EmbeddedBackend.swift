@@ -18,26 +18,48 @@ enum EmbeddedBackend {
     /// Set by Scripts/test, which sets the backend up: the tests must not be skipped.
     static var ready: Bool { available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BACKEND"] != nil }
 
-    /// Runs the server (its log in `directory`) until `body` ends; `body` gets its base URL and model.
-    /// Stopped with SIGTERM afterwards, which the launcher passes on to the server and waits for.
+    /// What Scripts/backend says it serves.
+    struct Servers: Sendable {
+        var url = ""
+        var model = ""
+        var speechURL = ""
+        var speechModel = ""
+    }
+
+    /// Runs the servers (their logs in `directory`) until `body` ends; `body` gets the chat
+    /// server's base URL and model. Stopped with SIGTERM afterwards, which the launcher passes on
+    /// to the servers and waits for.
     static func with<R: Sendable>(
         in directory: String, _ body: (Background, _ url: String, _ model: String) async throws -> R
+    ) async throws -> R {
+        try await withServers(in: directory) { process, servers in try await body(process, servers.url, servers.model) }
+    }
+
+    /// The same, with the speech server's URL and model too.
+    static func withServers<R: Sendable>(
+        in directory: String, _ body: (Background, Servers) async throws -> R
     ) async throws -> R {
         try await withBackground(
             "/usr/bin/env", ["python3", script, "--log", directory + "/backend.log"],
             environment: ["GLASSD_BACKEND_VENV": venv], log: directory + "/backend-launcher.log", firstLine: true
         ) { process, line in
-            var url = ""
-            var model = ""
+            var servers = Servers()
             for word in line.split(separator: " ") {
-                if word.hasPrefix("GLASSD_BASE_URL=") { url = String(word.dropFirst("GLASSD_BASE_URL=".count)) }
-                if word.hasPrefix("GLASSD_MODEL=") { model = String(word.dropFirst("GLASSD_MODEL=".count)) }
+                let pair = word.split(separator: "=", maxSplits: 1).map(String.init)
+                guard pair.count == 2 else { continue }
+                switch pair[0] {
+                case "GLASSD_BASE_URL": servers.url = pair[1]
+                case "GLASSD_MODEL": servers.model = pair[1]
+                case "GLASSD_TRANSCRIPTION_URL": servers.speechURL = pair[1]
+                case "GLASSD_TRANSCRIPTION_MODEL": servers.speechModel = pair[1]
+                default: break
+                }
             }
-            guard !url.isEmpty else {
+            guard !servers.url.isEmpty, !servers.speechURL.isEmpty else {
                 let log = (try? String(contentsOfFile: directory + "/backend-launcher.log", encoding: .utf8)) ?? ""
-                throw TestFailure("the embedded backend did not start:\n" + log)
+                throw TestFailure("the embedded backend did not start (\(line)):\n" + log)
             }
-            return try await body(process, url, model)
+            return try await body(process, servers)
         }
     }
 

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+import Testing
+
+private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
+private let monocle = 2
+
+/// The glasses' main loop offline: Scripts/backend's two servers (SmolLM2-135M on llama.cpp, and
+/// Whisper tiny.en), glassd configured as Scripts/run configures it, a virtual Monocle whose
+/// microphone hears espeak-ng speak each question, and a tap.
+@Suite(
+    "Offline voice: a question spoken on the glasses, heard and answered by the embedded backends", .timeLimit(.minutes(10)),
+    .serialized, .enabled(if: worldReady && EmbeddedBackend.ready, "the BLE world or the embedded backend is not set up"))
+struct OfflineVoiceTests {
+    /// The link tests' glassd.conf with the embedded servers, as Scripts/run writes it.
+    private func config(_ ble: BLEWorld, _ servers: EmbeddedBackend.Servers) throws -> String {
+        let path = try ble.writeConfig()
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        text = text.replacingOccurrences(of: ble.world.serverURL, with: servers.url)
+        text = text.replacingOccurrences(
+            of: "[assistant]\n",
+            with: "[assistant]\nembedded = true\nchat_model = \"\(servers.model)\"\ntranscription_model = \"\(servers.speechModel)\"\n")
+        text = text.replacingOccurrences(of: "chat_model = \"fake-model\"\n", with: "")
+        text += "[transcription]\nbase_url = \"\(servers.speechURL)\"\nembedded = true\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// espeak-ng saying `text` into a WAV file in `directory`.
+    private func speak(_ text: String, in directory: String, as name: String) async throws -> String {
+        let path = directory + "/\(name).wav"
+        let made = try await runCommand("espeak-ng", ["-w", path, text])
+        guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
+        return path
+    }
+
+    /// A tap's question, from its Transcribed to its end (Answered or QueryFailed, same id).
+    private func tapQuestion(_ bus: BusConnection, _ vm: VirtualMonocle) async throws -> [BusSignal] {
+        let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
+        try await vm.call("Tap")
+        return try await within(.seconds(120), failure: { "the spoken question did not end" }) {
+            var seen: [BusSignal] = []
+            for await signal in signals {
+                seen.append(signal)
+                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
+            }
+            throw TestFailure("signals ended: \(seen.map(\.member))")
+        }
+    }
+
+    @Test("two spoken questions: Transcribed carries their words, SmolLM2's answer streams onto the display, History keeps both turns; translator mode is NotConfigured, English only")
+    func spokenQuestions() async throws {
+        try await BLEWorld.with { ble in
+            try await EmbeddedBackend.withServers(in: ble.world.directory) { _, servers in
+                #expect(servers.speechModel == "whisper-tiny.en")
+                try await ble.withSession(monocle, config: try config(ble, servers)) { bus, vm in
+                    #expect(ble.world.log().contains("embedded speech model"))
+                    try await ble.pairReady(monocle, bus)
+                    let backend = try await glassdManagerProperty(bus, GlassdBus.Property.backend)
+                    #expect(backend.contains(servers.model) && backend.contains("speech: ") && backend.contains(servers.speechModel), "\(backend)")
+                    for (index, (text, words)) in [
+                        ("what is the capital of france", ["capital", "france"]), ("how far away is the moon", ["far", "moon"]),
+                    ].enumerated() {
+                        try await vm.call("FeedAudio", [.string(try await speak(text, in: ble.world.directory, as: "q\(index)"))])
+                        let seen = try await tapQuestion(bus, vm)
+                        let heard = seen.first { $0.member == GlassdBus.Signal.transcribed }?.arguments.dropFirst().first?.string ?? ""
+                        for word in words { #expect(heard.lowercased().contains(word), "\(text) was heard as \"\(heard)\"") }
+                        #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.last?.arguments ?? [])")
+                        let answer = seen.last?.arguments.last?.string ?? ""
+                        #expect(!answer.isEmpty && !answer.hasPrefix("echo:"), "\(answer)")
+                        #expect(seen.filter { $0.member == GlassdBus.Signal.answerDelta }.count > 1, "the answer was not streamed")
+                        let firstWord = String(answer.split(separator: " ").first ?? "")
+                        try await vm.waitForDisplay(containing: String(firstWord.prefix(8)))
+                    }
+                    let history = try await ble.world.glassctl(["history", "--json", "-n", "10"]).stdout
+                    #expect(history.lowercased().contains("france") && history.lowercased().contains("moon"), "\(history)")
+                    let turns = (try? JSONSerialization.jsonObject(with: Data(history.utf8))) as? [[String: Any]] ?? []
+                    #expect(turns.count == 4, "\(history)")
+
+                    _ = try await bus.call(
+                        GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Set",
+                        [.string(GlassdBus.managerInterface), .string(GlassdBus.Property.mode), .variant(.string("translator"))])
+                    let translated = try await tapQuestion(bus, vm)
+                    #expect(translated.last?.member == GlassdBus.Signal.queryFailed)
+                    #expect(translated.last?.arguments.dropFirst().first == .string(GlassdErrorName.notConfigured))
+                    try await vm.waitForDisplay(containing: "only English")
+                }
+            }
+        }
+    }
+
+    private func glassdManagerProperty(_ bus: BusConnection, _ name: String) async throws -> String {
+        try await bus.call(
+            GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string(GlassdBus.managerInterface), .string(name)]
+        ).first?.unwrapped.string ?? ""
+    }
+}
