@@ -149,6 +149,9 @@ public struct Config: Sendable, Equatable {
         return config
     }
 
+    /// Manager1.Privacy: where questions and speech may go (see `PrivacyPolicy.name(for:)`).
+    public var privacyName: String { privacy.name(for: [baseURL, transcriptionURL].compactMap { $0 }) }
+
     private static func section(_ table: TOMLTable, _ name: String, file: String) throws(Error) -> TOMLTable? {
         guard let value = table[name] else { return nil }
         guard let section = value.table else { throw Error(description: "\(file): [\(name)] must be a table") }

@@ -122,7 +122,7 @@ public enum Daemon {
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
             mode: mode, sees: abilities.sees, backendDescription: Self.backendDescription(config, client, transcriber),
-            privacy: config.privacy.name,
+            privacy: config.privacyName,
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
                 .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { _ in
@@ -143,7 +143,7 @@ public enum Daemon {
                 "state_directory": "\(stateDirectory)",
                 "backend": "\(client?.config.publicDescription ?? "none")",
                 "api_key": "\(key?.source.rawValue ?? "none")",
-                "privacy": "\(config.privacy.name)",
+                "privacy": "\(config.privacyName)",
             ])
         _ = sd_notify(0, "READY=1\nSTATUS=Answering on \(GlassdBus.name)")
 

@@ -10,8 +10,13 @@ struct PrivacyPolicy: Sendable, Equatable {
     /// Hosts allowed besides loopback, compared without case (e.g. a LAN box running the models).
     var allowedHosts: [String] = []
 
-    /// Manager1.Privacy.
-    var name: String { localOnly ? "local-only" : "cloud" }
+    /// Manager1.Privacy for a configuration with these server URLs: `local-only` when enforced,
+    /// `local` when every one is on this machine anyway (loopback; the embedded backends, or
+    /// none configured), else `cloud`.
+    func name(for urls: [String]) -> String {
+        if localOnly { return "local-only" }
+        return urls.allSatisfy { PrivacyPolicy().allows($0) } ? "local" : "cloud"
+    }
 
     /// The first of `urls` (setting name, URL) that leaves the machine, as a refusal naming both.
     func check(_ urls: [(setting: String, url: String)], file: String) throws(Config.Error) {

@@ -36,8 +36,19 @@ struct PrivacyTests {
             #expect(error.description.contains("[privacy] local_only"), "\(error)")
         }
         let allowed = try Config.parse(remote + "\nallowed_hosts = [\"speech.invalid\"]\n")
-        #expect(allowed.privacy.name == "local-only")
-        #expect(try Config.parse(remote.replacingOccurrences(of: "local_only = true", with: "")).privacy.name == "cloud")
+        #expect(allowed.privacyName == "local-only")
+        #expect(try Config.parse(remote.replacingOccurrences(of: "local_only = true", with: "")).privacyName == "cloud")
+        // Not enforced, but every server on this machine (the embedded backends): local.
+        let embedded = """
+            [assistant]
+            base_url = "http://127.0.0.1:8089/v1"
+            [transcription]
+            base_url = "http://localhost:8090/v1"
+            """
+        #expect(try Config.parse(embedded).privacyName == "local")
+        #expect(try Config.parse(embedded + "\n[privacy]\nlocal_only = true\n").privacyName == "local-only")
+        #expect(try Config.parse("").privacyName == "local")
+        #expect(try Config.parse("[assistant]\nbase_url = \"http://box.lan:8080/v1\"\n").privacyName == "cloud")
         #expect(throws: Config.Error.self) { try Config.parse("[privacy]\nallowed_hosts = \"box.lan\"\n") }
     }
 }

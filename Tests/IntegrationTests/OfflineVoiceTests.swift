@@ -60,6 +60,8 @@ struct OfflineVoiceTests {
                     try await ble.pairReady(monocle, bus)
                     let backend = try await glassdManagerProperty(bus, GlassdBus.Property.backend)
                     #expect(backend.contains(servers.model) && backend.contains("speech: ") && backend.contains(servers.speechModel), "\(backend)")
+                    // Nothing leaves the machine, though local_only is not set.
+                    #expect(try await glassdManagerProperty(bus, GlassdBus.Property.privacy) == "local")
                     for (index, (text, words)) in [
                         ("what is the capital of france", ["capital", "france"]), ("how far away is the moon", ["far", "moon"]),
                     ].enumerated() {
