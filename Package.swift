@@ -113,7 +113,7 @@ let package = Package(
         // The parsers of outside input under libFuzzer (Scripts/fuzz), or replaying a corpus.
         .target(name: "CFuzzer"),
         .executableTarget(
-            name: "glassd-fuzz", dependencies: ["CFuzzer", "GlassdCore", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
+            name: "glassd-fuzz", dependencies: ["CFuzzer", "DBusKit", "GlassdCore", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
             swiftSettings: strict),
 
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),

@@ -3,6 +3,13 @@ import CSystemd
 
 /// Appends `DBusValue`s to an sd-bus message. Only used on the bus thread.
 enum MessageWriter {
+    /// `s` as a C string for sd-bus, which would cut it at a NUL: D-Bus strings cannot hold one,
+    /// so such a string is refused instead of sent shortened (found by Scripts/fuzz).
+    private static func cString(_ s: String, _ body: (UnsafePointer<CChar>) -> Int32) throws(BusError) -> Int32 {
+        guard !s.utf8.contains(0) else { throw BusError.invalidArgs("a D-Bus string cannot hold a NUL character") }
+        return s.withCString(body)
+    }
+
     static func append(_ values: [DBusValue], to m: OpaquePointer) throws(BusError) {
         for value in values { try append(value, to: m) }
     }
@@ -22,9 +29,9 @@ enum MessageWriter {
         case .uint64(var v): r = sd_bus_message_append_basic(m, type("t"), &v)
         case .double(var v): r = sd_bus_message_append_basic(m, type("d"), &v)
         case .unixFD(var v): r = sd_bus_message_append_basic(m, type("h"), &v)
-        case .string(let s): r = s.withCString { sd_bus_message_append_basic(m, type("s"), $0) }
-        case .objectPath(let s): r = s.withCString { sd_bus_message_append_basic(m, type("o"), $0) }
-        case .signature(let s): r = s.withCString { sd_bus_message_append_basic(m, type("g"), $0) }
+        case .string(let s): r = try cString(s) { sd_bus_message_append_basic(m, type("s"), $0) }
+        case .objectPath(let s): r = try cString(s) { sd_bus_message_append_basic(m, type("o"), $0) }
+        case .signature(let s): r = try cString(s) { sd_bus_message_append_basic(m, type("g"), $0) }
         case .byteArray(let bytes):
             // Byte arrays go in one copy: BLE payloads and the like.
             r = appendBytes(bytes, to: m)

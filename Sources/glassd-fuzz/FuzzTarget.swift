@@ -20,6 +20,8 @@ enum FuzzTarget: String, CaseIterable {
     case jpeg
     /// glassd.conf.
     case config
+    /// DBusKit's message encoding and decoding, in calls through a private dbus-daemon.
+    case dbusMessage = "dbus-message"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -50,6 +52,8 @@ enum FuzzTarget: String, CaseIterable {
             _ = try? decoder.decode(bytes)
         case .config:
             _ = try? Config.parse(String(decoding: bytes, as: UTF8.self))
+        case .dbusMessage:
+            DBusRoundTrip.run(bytes)
         }
     }
 }
