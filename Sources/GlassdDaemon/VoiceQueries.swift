@@ -23,7 +23,7 @@ struct VoiceQueries: Sendable {
 
     /// A capture the glasses stop feeding (no data this long, or beyond the longest question by
     /// this much) ends as failed: broken or hostile glasses cannot keep glassd recording.
-    static let silentGlasses: Duration = .seconds(5)
+    static let silentGlasses: Duration = .seconds(10)
 
     /// The question stored for a translation (the speech itself is not transcribed).
     static let spokenQuestion = "(spoken, translated to English)"

@@ -285,7 +285,10 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
                 continue
             }
             buffer.append(bytes)
-            logger.debug("device output", metadata: ["text": "\(String(decoding: bytes, as: UTF8.self))"])
+            // A device that prints on and on (a broken script) would flood the log: rarely said.
+            if let unsaid = dropped.admit("device output") {
+                logger.debug("device output", metadata: ["text": "\(String(decoding: bytes, as: UTF8.self))", "not_logged_since": "\(unsaid)"])
+            }
             if buffer.takeBanner() { throw ReplError.unexpectedReply("the scripts stopped") }
         }
         throw ReplError.closed
