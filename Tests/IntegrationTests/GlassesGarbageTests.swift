@@ -110,7 +110,19 @@ struct GlassesGarbageTests {
                 #expect(!kinds.isEmpty && lines.count <= 40, "\(lines.count) lines")
                 #expect(kinds.values.allSatisfy { $0.count <= 4 }, "\(kinds.mapValues(\.count))")
 
-                // The next tap question is heard and answered.
+                // The garbage started and cancelled questions on the virtual glasses themselves (their
+                // scripts answered taps that never were): they are switched off and on, as a user
+                // would, and glassd brings them back through its normal reconnect. Then the next
+                // tap question is heard and answered.
+                guard case .uint32(let reconnects)? = try await glassesProperty(bus, devicePath, GlassdBus.DeviceProperty.reconnectCount)
+                else { throw TestFailure("no ReconnectCount") }
+                try await vm.call("PowerCycle")
+                try await waitForProperty(
+                    bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                    GlassdBus.DeviceProperty.reconnectCount, equals: .uint32(reconnects + 1), timeout: .seconds(60))
+                try await waitForProperty(
+                    bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
+                    GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(120))
                 try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
                 try await ble.world.setTranscript("what is the time")
                 let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
