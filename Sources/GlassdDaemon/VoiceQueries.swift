@@ -58,10 +58,14 @@ struct VoiceQueries: Sendable {
             var answering: OneShotEvent?
             var generation: UInt64 = 0
             let clock = ContinuousClock()
+            /// When `capture` is given up unless the glasses send more of it.
+            func deadline(_ capture: VoiceCapture) -> ContinuousClock.Instant {
+                min(
+                    capture.lastHeard.advanced(by: Self.silentGlasses),
+                    capture.started.advanced(by: voice.maximumLength + Self.silentGlasses))
+            }
             func watch(_ current: VoiceCapture) {
-                let deadline = min(
-                    current.lastHeard.advanced(by: Self.silentGlasses),
-                    current.started.advanced(by: voice.maximumLength + Self.silentGlasses))
+                let deadline = deadline(current)
                 let id = current.id
                 group.addTask {
                     try? await clock.sleep(until: deadline, tolerance: nil)
@@ -78,10 +82,7 @@ struct VoiceQueries: Sendable {
                 switch input {
                 case .watch(let id):
                     guard let current = capture, current.id == id else { break }
-                    let now = clock.now
-                    if now < current.lastHeard.advanced(by: Self.silentGlasses)
-                        && now < current.started.advanced(by: voice.maximumLength + Self.silentGlasses)
-                    {
+                    if clock.now < deadline(current) {
                         watch(current)  // heard from since: look again at the new deadline
                         break
                     }

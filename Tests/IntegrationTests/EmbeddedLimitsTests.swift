@@ -25,20 +25,6 @@ struct EmbeddedLimitsTests {
         return path
     }
 
-    /// The signals of the next question, until Answered or QueryFailed.
-    private func nextQuestion(_ bus: BusConnection, _ ask: () async throws -> Void) async throws -> [BusSignal] {
-        let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
-        try await ask()
-        return try await within(.seconds(60), failure: { "the question did not end within 60 s" }) {
-            var seen: [BusSignal] = []
-            for await signal in signals {
-                seen.append(signal)
-                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
-            }
-            throw TestFailure("signals ended: \(seen.map(\.member))")
-        }
-    }
-
     @Test("no speech server: a spoken question fails NotConfigured before any request, and the glasses say what is missing")
     func cannotHear() async throws {
         try await BLEWorld.with { ble in

@@ -39,20 +39,6 @@ struct OfflineVoiceTests {
         return path
     }
 
-    /// A tap's question, from its Transcribed to its end (Answered or QueryFailed, same id).
-    private func tapQuestion(_ bus: BusConnection, _ vm: VirtualMonocle) async throws -> [BusSignal] {
-        let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
-        try await vm.call("Tap")
-        return try await within(.seconds(120), failure: { "the spoken question did not end" }) {
-            var seen: [BusSignal] = []
-            for await signal in signals {
-                seen.append(signal)
-                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
-            }
-            throw TestFailure("signals ended: \(seen.map(\.member))")
-        }
-    }
-
     @Test("two spoken questions: Transcribed carries their words, SmolLM2's answer streams onto the display, History keeps both turns; translator mode is NotConfigured, English only")
     func spokenQuestions() async throws {
         try await BLEWorld.with { ble in
@@ -69,7 +55,7 @@ struct OfflineVoiceTests {
                         ("what is the capital of france", ["capital", "france"]), ("how far away is the moon", ["far", "moon"]),
                     ].enumerated() {
                         try await vm.call("FeedAudio", [.string(try await speak(text, in: ble.world.directory, as: "q\(index)"))])
-                        let seen = try await tapQuestion(bus, vm)
+                        let seen = try await nextQuestion(bus, timeout: .seconds(120)) { try await vm.call("Tap") }
                         let heard = seen.first { $0.member == GlassdBus.Signal.transcribed }?.arguments.dropFirst().first?.string ?? ""
                         for word in words { #expect(heard.lowercased().contains(word), "\(text) was heard as \"\(heard)\"") }
                         #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.last?.arguments ?? [])")
@@ -89,7 +75,7 @@ struct OfflineVoiceTests {
                     _ = try await bus.call(
                         GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Set",
                         [.string(GlassdBus.managerInterface), .string(GlassdBus.Property.mode), .variant(.string("translator"))])
-                    let translated = try await tapQuestion(bus, vm)
+                    let translated = try await nextQuestion(bus, timeout: .seconds(120)) { try await vm.call("Tap") }
                     #expect(translated.last?.member == GlassdBus.Signal.queryFailed)
                     #expect(translated.last?.arguments.dropFirst().first == .string(GlassdErrorName.notConfigured))
                     try await vm.waitForDisplay(containing: "only English")

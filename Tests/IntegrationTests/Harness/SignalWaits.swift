@@ -20,3 +20,19 @@ func finished(
         throw TestFailure("signals ended")
     }
 }
+
+/// The signals of the next question `ask` sets off, until it ends (Answered or QueryFailed).
+func nextQuestion(
+    _ bus: BusConnection, timeout: Duration = .seconds(60), _ ask: () async throws -> Void
+) async throws -> [BusSignal] {
+    let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
+    try await ask()
+    return try await within(timeout, failure: { "the question did not end within \(timeout)" }) {
+        var seen: [BusSignal] = []
+        for await signal in signals {
+            seen.append(signal)
+            if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
+        }
+        throw TestFailure("signals ended: \(seen.map(\.member))")
+    }
+}
