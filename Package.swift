@@ -42,6 +42,21 @@ let package = Package(
         // Pure: assistant engine, OpenAI codec, SSE, context budget. No C, no D-Bus, no curl.
         .target(name: "GlassdCore", swiftSettings: strict),
 
+        // Pure: what every kind of glasses offers the product (session, events, status, answer
+        // stream, kind descriptor); the product logic sees only this.
+        .target(name: "Glasses", dependencies: ["GlassdCore"], swiftSettings: strict),
+
+        // Pure: Brilliant Frame (and Halo): the Lua REPL, file upload, glassd's own Lua app and its
+        // data messages, over a ByteChannel and a clock.
+        .target(
+            name: "Frame",
+            dependencies: [
+                "Glasses", "GlassdCore", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.embedInCode("App/glassd_app.lua"), .embedInCode("App/main.lua")],
+            swiftSettings: strict),
+
         // Pure: the Monocle protocol (raw REPL, script upload, data channel, session) over a
         // ByteChannel and a clock; the device scripts it uploads are built in.
         .target(
@@ -122,6 +137,7 @@ let package = Package(
             dependencies: ["Firmware", "GlassdCore", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             swiftSettings: strict),
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(

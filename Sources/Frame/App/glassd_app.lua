@@ -1,0 +1,1 @@
+-- glassd's Lua app (written in the next commits).
