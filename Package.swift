@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "Monocle",
             dependencies: [
-                "GlassdCore", .product(name: "Crypto", package: "swift-crypto"),
+                "Glasses", "GlassdCore", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [
@@ -87,7 +87,7 @@ let package = Package(
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
-            dependencies: ["DBusKit", "GlassdCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBusKit", "GlassdCore", "Glasses", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(name: "HTTPKit", dependencies: ["CCurl", "GlassdCore"], swiftSettings: strict),
         // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
@@ -101,7 +101,7 @@ let package = Package(
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Monocle",
+                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -136,7 +136,8 @@ let package = Package(
             name: "FirmwareTests",
             dependencies: ["Firmware", "GlassdCore", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             swiftSettings: strict),
-        .testTarget(name: "MonocleTests", dependencies: ["Monocle", "GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "GlassesTests", dependencies: ["Glasses", "GlassdCore"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
@@ -145,7 +146,7 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Monocle",
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-/// One spoken question as it streams in: 8-bit 8 kHz chunks → 16-bit → 16 kHz → denoised 20 ms
+/// One spoken question as it streams in: 8- or 16-bit chunks at 8 or 16 kHz → 16-bit → 16 kHz → denoised 20 ms
 /// frames, each judged speech or not, with the start and end of speech reported as they happen.
 /// Owned by one task; holds the speex states, freed with it.
 public final class UtteranceRecorder {
-    public static let inputRate = 8_000
     public static let frameSize = 320  // 20 ms at 16 kHz
     public static let frameDuration: Duration = .milliseconds(20)
     /// Input bytes handled at a time, so a huge chunk never makes a huge buffer.
     static let slice = 4096
 
     public let settings: VoiceSettings
-    private let resampler: Resampler
+    public let input: PCMInput
+    private var widener: PCMWidener
+    /// nil when the glasses send 16 kHz already.
+    private let resampler: Resampler?
     private let preprocessor: Preprocessor
     private var gate = EnergyGate()
     private var endpointer: Endpointer
@@ -20,9 +22,13 @@ public final class UtteranceRecorder {
     private let capacity: Int  // samples kept at most: maximumLength in whole frames
     private var result: Utterance?
 
-    public init(settings: VoiceSettings = VoiceSettings()) throws(AudioError) {
+    public init(settings: VoiceSettings = VoiceSettings(), input: PCMInput = .monocle) throws(AudioError) {
+        guard input.supported else { throw .unsupportedInput("\(input.sampleRate) Hz \(input.bits)-bit") }
         self.settings = settings
-        resampler = try Resampler(from: Self.inputRate, to: Utterance.sampleRate)
+        self.input = input
+        widener = PCMWidener(bits: input.bits)
+        resampler =
+            input.sampleRate == Utterance.sampleRate ? nil : try Resampler(from: input.sampleRate, to: Utterance.sampleRate)
         preprocessor = try Preprocessor(
             frameSize: Self.frameSize, sampleRate: Utterance.sampleRate, probStart: Tuning.probStart,
             probContinue: Tuning.probContinue, noiseSuppress: Tuning.noiseSuppress)
@@ -35,14 +41,15 @@ public final class UtteranceRecorder {
     /// Processed audio so far, as time.
     public var elapsed: Duration { endpointer.elapsed }
 
-    /// One `dat:` payload, any length. The events it caused, in order; `.ended` comes once, and
+    /// One chunk of samples, any length. The events it caused, in order; `.ended` comes once, and
     /// everything after it (and after `finish()`) is ignored.
-    public func append(_ signed8: [UInt8]) -> [UtteranceEvent] {
+    public func append(_ bytes: [UInt8]) -> [UtteranceEvent] {
         var events: [UtteranceEvent] = []
         var start = 0
-        while start < signed8.count, endpointer.ended == nil, result == nil {
-            let end = min(signed8.count, start + Self.slice)
-            pending += resampler.process(PCM8.widen(signed8[start..<end]))
+        while start < bytes.count, endpointer.ended == nil, result == nil {
+            let end = min(bytes.count, start + Self.slice)
+            let samples = widener.widen(bytes[start..<end])
+            pending += resampler?.process(samples) ?? samples
             events += drain()
             start = end
         }
@@ -54,7 +61,7 @@ public final class UtteranceRecorder {
     public func finish() -> Utterance {
         if let result { return result }
         if endpointer.ended == nil {
-            pending += resampler.flush()
+            pending += resampler?.flush() ?? []
             _ = drain()
         }
         if endpointer.ended == nil, !pending.isEmpty {

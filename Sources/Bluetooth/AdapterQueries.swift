@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdCore
+import Glasses
 
 /// Questions about the mirrored BlueZ tree.
 extension BlueZState.Snapshot {
@@ -24,23 +25,33 @@ extension BlueZState.Snapshot {
         adapter + "/dev_" + address.pathComponent
     }
 
-    /// Monocles known under `adapter`, in no particular order.
-    func monocles(under adapter: String) -> [ScanResult] {
+    /// What BlueZ shows of `device` to tell its kind: name, service UUIDs, and the
+    /// characteristics once resolved.
+    func sighting(_ device: String) -> Sighting? {
+        guard let properties = properties(device, BlueZ.device) else { return nil }
+        let characteristics = objects.compactMap { path, interfaces in
+            path.hasPrefix(device + "/") ? interfaces[BlueZ.characteristic]?["UUID"]?.string : nil
+        }
+        return Sighting(
+            name: properties["Name"]?.string ?? properties["Alias"]?.string,
+            serviceUUIDs: properties["UUIDs"]?.elements?.compactMap(\.string) ?? [], characteristicUUIDs: characteristics)
+    }
+
+    /// Glasses of `kinds` known under `adapter`, in no particular order.
+    func glasses(under adapter: String, kinds: [GlassesKind]) -> [ScanResult] {
         objects.compactMap { path, interfaces in
             guard path.hasPrefix(adapter + "/"), let device = interfaces[BlueZ.device],
                 let address = device["Address"]?.string.flatMap(BluetoothAddress.init)
             else { return nil }
-            let name = device["Name"]?.string ?? device["Alias"]?.string
-            let uuids = device["UUIDs"]?.elements?.compactMap(\.string) ?? []
-            guard MonocleUUID.isMonocle(name: name, uuids: uuids) else { return nil }
+            guard let sighting = sighting(path), let kind = kinds.identify(sighting) else { return nil }
             let rssi = device["RSSI"]?.int64.map { Int16(clamping: $0) } ?? Int16.min
-            return ScanResult(address: address, name: name ?? "", rssi: rssi)
+            return ScanResult(address: address, name: sighting.name ?? "", rssi: rssi, kind: kind.name)
         }
     }
 
-    /// Monocles bluetoothd sees advertising now (it has an RSSI for them).
-    func inSight(under adapter: String) -> [ScanResult] {
-        monocles(under: adapter).filter { $0.rssi != Int16.min }
+    /// Glasses bluetoothd sees advertising now (it has an RSSI for them).
+    func inSight(under adapter: String, kinds: [GlassesKind]) -> [ScanResult] {
+        glasses(under: adapter, kinds: kinds).filter { $0.rssi != Int16.min }
     }
 
     func isConnected(_ device: String) -> Bool {

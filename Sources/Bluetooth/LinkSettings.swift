@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
+import Glasses
 
 /// How the link supervisor finds and keeps the glasses.
 public struct LinkSettings: Sendable {
@@ -7,22 +8,22 @@ public struct LinkSettings: Sendable {
     public var adapter: String?
     /// How long Pair("") and Pair(address) look for the glasses.
     public var scanTimeout: Duration
-    /// How long to keep scanning after the first Monocle is seen, for stronger ones.
+    /// How long to keep scanning after the first glasses are seen, for stronger ones.
     public var scanSettle: Duration
     /// Connect and service resolution, each (the glasses may be rebooting).
     public var connectTimeout: Duration
     public var reconnect: ReconnectPolicy
     /// Use AcquireNotify/AcquireWrite sockets where BlueZ offers them (else D-Bus messages).
     public var acquireSockets: Bool
-    /// The channels to open on the device.
-    public var profile: GATTProfile
+    /// The kinds of glasses looked for, and what a link opens on each.
+    public var kinds: [GlassesKind]
 
     public init(
         adapter: String? = nil, scanTimeout: Duration = .seconds(10), scanSettle: Duration = .seconds(2),
         connectTimeout: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
-        acquireSockets: Bool = true, profile: GATTProfile = .monocle
+        acquireSockets: Bool = true, kinds: [GlassesKind]
     ) {
-        self.profile = profile
+        self.kinds = kinds
         self.acquireSockets = acquireSockets
         self.adapter = adapter
         self.scanTimeout = scanTimeout

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
+import Glasses
 
 /// What the D-Bus side shows of the link and the glasses seen.
 public struct LinkSnapshot: Sendable, Equatable {
@@ -10,6 +11,8 @@ public struct LinkSnapshot: Sendable, Equatable {
         public var connected: Bool
         public var state: LinkState
         public var reconnectCount: UInt32
+        /// nil for paired glasses not in BlueZ's sight now.
+        public var kind: GlassesKindName?
     }
 
     public var state: LinkState

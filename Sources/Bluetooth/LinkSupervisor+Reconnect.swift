@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdCore
+import Glasses
 import Logging
 
 /// A connection the reconnect loop holds: the link and the BlueZ objects it runs on.
@@ -40,7 +41,11 @@ extension LinkSupervisor {
         try await client.call(device, BlueZ.device, "Connect", timeoutSeconds: seconds(settings.connectTimeout))
         try await client.state.wait(timeout: settings.connectTimeout) { $0.isResolved(device) }
         do {
-            let link = try await openChannels(device, profile: settings.profile)
+            // The kind as BlueZ shows the device now, resolved.
+            guard let sighting = client.state.snapshot.sighting(device), let kind = settings.kinds.identify(sighting)?.kind else {
+                throw AttemptFailed(description: "the device is not glasses glassd knows")
+            }
+            let link = try await openChannels(device, profile: kind.profile)
             return BlueZConnection(link: link, adapter: adapter, device: device)
         } catch {
             _ = try? await client.call(device, BlueZ.device, "Disconnect")

@@ -2,6 +2,7 @@
 import DBusKit
 import Foundation
 import GlassdCore
+import Glasses
 import Logging
 
 /// Pairs with the glasses, connects, and keeps them connected: reconnecting after drops with
@@ -75,7 +76,7 @@ public actor LinkSupervisor {
         let bluez = client.state.snapshot
         var devices: [LinkSnapshot.Device] = []
         if let adapter = bluez.adapterPath(named: settings.adapter) {
-            for var seen in bluez.monocles(under: adapter) {
+            for var seen in bluez.glasses(under: adapter, kinds: settings.kinds) {
                 // Shown as last seen: bluetoothd forgets RSSI when discovery stops.
                 if seen.rssi == Int16.min {
                     seen.rssi = lastRSSI[seen.address] ?? Int16.min
@@ -86,14 +87,14 @@ public actor LinkSupervisor {
                 devices.append(
                     .init(
                         address: seen.address, name: seen.name, rssi: seen.rssi, connected: mine && state == .connected,
-                        state: mine ? state : .unpaired, reconnectCount: mine ? reconnectCount : 0))
+                        state: mine ? state : .unpaired, reconnectCount: mine ? reconnectCount : 0, kind: seen.kind))
             }
         }
         if let paired, !devices.contains(where: { $0.address == paired.address }) {
             devices.append(
                 .init(
                     address: paired.address, name: paired.name, rssi: Int16.min, connected: state == .connected,
-                    state: state, reconnectCount: reconnectCount))
+                    state: state, reconnectCount: reconnectCount, kind: nil))
         }
         return LinkSnapshot(state: state, paired: paired?.address, devices: devices, generation: generation, reason: reason)
     }
@@ -202,12 +203,12 @@ public actor LinkSupervisor {
     /// Monocles seen within `seconds`, strongest first.
     public func scan(seconds: UInt32) async throws(LinkError) -> [ScanResult] {
         let adapter = try await adapterPath()
-        guard seconds > 0 else { return ScanResult.strongestFirst(client.state.snapshot.inSight(under: adapter)) }
+        guard seconds > 0 else { return ScanResult.strongestFirst(client.state.snapshot.inSight(under: adapter, kinds: settings.kinds)) }
         var seen: [ScanResult] = []
         // Read while discovering: bluetoothd clears RSSI when discovery stops.
         try await withDiscovery(adapter) {
             try await Task.sleep(for: .seconds(min(seconds, 60)))
-            seen = client.state.snapshot.inSight(under: adapter)
+            seen = client.state.snapshot.inSight(under: adapter, kinds: settings.kinds)
         }
         return ScanResult.strongestFirst(seen)
     }
@@ -222,10 +223,11 @@ public actor LinkSupervisor {
         return path
     }
 
-    /// Scans for `wanted` (or any Monocle, then keeps looking a moment for stronger ones).
+    /// Scans for `wanted` (or any glasses, then keeps looking a moment for stronger ones).
     private func find(_ wanted: BluetoothAddress?, under adapter: String) async throws(LinkError) -> ScanResult {
+        let kinds = settings.kinds
         let matches: @Sendable (BlueZState.Snapshot) -> Bool = { snapshot in
-            let seen = snapshot.inSight(under: adapter)
+            let seen = snapshot.inSight(under: adapter, kinds: kinds)
             return wanted.map { w in seen.contains { $0.address == w } } ?? !seen.isEmpty
         }
         var inSight: [ScanResult] = []
@@ -237,14 +239,14 @@ public actor LinkSupervisor {
             }
             if wanted == nil { try await Task.sleep(for: settings.scanSettle) }
             // Read while discovering: bluetoothd clears RSSI when discovery stops.
-            inSight = client.state.snapshot.inSight(under: adapter)
+            inSight = client.state.snapshot.inSight(under: adapter, kinds: settings.kinds)
         }
         let seen = ScanResult.strongestFirst(inSight)
         if let wanted {
             if let device = seen.first(where: { $0.address == wanted }) { return device }
-            throw .notFound("No Monocle \(wanted) in range.")
+            throw .notFound("No glasses \(wanted) in range.")
         }
-        guard let strongest = seen.first else { throw .notFound("No Monocle in range.") }
+        guard let strongest = seen.first else { throw .notFound("No glasses in range.") }
         return strongest
     }
 
@@ -262,7 +264,7 @@ public actor LinkSupervisor {
                                     "Transport": .string("le"),
                                     // The bootloader too: glasses left in DfuTarg are found.
                                     "UUIDs": .array(
-                                        element: "s", [.string(MonocleUUID.serialService), .string(NordicDFUUUID.service)]),
+                                        element: "s", (settings.kinds.map(\.advertisedService) + [NordicDFUUUID.service]).map { .string($0) }),
                                 ])
                             ])
                         try await client.call(adapter, BlueZ.adapter, "StartDiscovery")

@@ -63,6 +63,7 @@ public enum GlassdBus {
         public static let fpgaVersion = "FPGAVersion"
         public static let scriptsVersion = "ScriptsVersion"
         public static let battery = "Battery"
+        public static let kind = "Kind"
     }
 
     public enum DeviceMethod {

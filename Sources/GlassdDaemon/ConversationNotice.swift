@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
 import Logging
+import Glasses
 import Monocle
 
 /// A question that starts a new conversation because the last one used more tokens than

@@ -9,6 +9,7 @@ import HTTPKit
 import Audio
 import Logging
 import Scene
+import Glasses
 import Monocle
 import ServiceLifecycle
 import UnixSignals
@@ -82,7 +83,7 @@ public enum Daemon {
         let abilities = BackendAbilities(config)
         let statuses = Watched(SessionStatus(state: .disconnected))
         let updateMark = Watched(UpdateMark.none)
-        let link = await linkInterface(
+        let linked = await linkInterface(
             config: config, database: database, connection: connection, statuses: statuses, updateMark: updateMark,
             logger: logger
         ) {
@@ -109,9 +110,10 @@ public enum Daemon {
             return (voice, scene)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)
-        let updates = link.map { link in
+        let link = linked?.interface
+        let updates = linked.map { linked in
             UpdateService(
-                connection: connection, session: link.session, supervisor: link.supervisor, statuses: statuses,
+                connection: connection, session: linked.monocle, supervisor: linked.interface.supervisor, statuses: statuses,
                 history: updateHistory,
                 policy: UpdatePolicy(
                     firmwareDirectory: config.firmwareDirectory ?? stateDirectory + "/firmware", auto: config.autoUpdate,
@@ -165,8 +167,8 @@ public enum Daemon {
     static func linkInterface(
         config: Config, database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
         updateMark: Watched<UpdateMark>, logger: Logger,
-        parts: (MonocleSession<ContinuousClock>, LinkSupervisor) -> (VoiceQueries, SceneWatch)
-    ) async -> LinkInterface? {
+        parts: (any GlassesSession, LinkSupervisor) -> (VoiceQueries, SceneWatch)
+    ) async -> (interface: LinkInterface, monocle: MonocleSession<ContinuousClock>)? {
         let system: BusConnection
         do {
             system = try await BusConnection.open(.system, threadName: "sd-bus-bluez")
@@ -177,16 +179,17 @@ public enum Daemon {
         let bluez = BlueZClient(bus: system, logger: logger)
         let settings = LinkSettings(
             adapter: config.adapter, scanTimeout: .seconds(config.scanTimeout),
-            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)))
+            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)), kinds: [.monocle])
         let supervisor = LinkSupervisor(
             client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
         let session = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
         let (voice, scene) = parts(session, supervisor)
-        return LinkInterface(
+        let interface = LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session,
             voice: voice, scene: scene, statuses: statuses, updateMark: updateMark, logger: logger)
+        return (interface, session)
     }
 
     /// Manager1.Backend: the chat server and model, and the speech server's when it is another.

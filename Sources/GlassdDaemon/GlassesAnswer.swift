@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Logging
+import Glasses
 import Monocle
 
 /// An answer's work and its display on the glasses, side by side: `work` streams text into the

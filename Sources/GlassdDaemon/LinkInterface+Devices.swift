@@ -5,6 +5,7 @@ import Foundation
 import GlassdAPI
 import GlassdCore
 import Logging
+import Glasses
 import Monocle
 
 /// What LinkInterface has put on the bus, so the next update publishes only differences.
@@ -66,8 +67,10 @@ extension LinkInterface {
             shown.devices.removeValue(forKey: address)
             shown.lastSeen.removeValue(forKey: address)
         }
-        for (address, device) in current {
+        for (address, var device) in current {
             let before = shown.devices[address]
+            // Glasses out of sight keep the kind they were last seen as.
+            if device.kind == nil { device.kind = before?.kind }
             // Seen again: a new RSSI reading, a connection, or first sight.
             if before == nil || before?.rssi != device.rssi || device.connected {
                 if device.rssi != Int16.min || device.connected { shown.lastSeen[address] = now }
@@ -110,6 +113,7 @@ extension LinkInterface {
         return [
             (GlassdBus.DeviceProperty.address, .string(device.address.description)),
             (GlassdBus.DeviceProperty.name, .string(device.name)),
+            (GlassdBus.DeviceProperty.kind, .string(device.kind?.rawValue ?? "")),
             (GlassdBus.DeviceProperty.rssi, .int16(exported(device.rssi))),
             (GlassdBus.DeviceProperty.connected, .bool(device.connected)),
             // The reason first: a client that reads it when State changes finds the new one.

@@ -4,16 +4,16 @@ import DBusKit
 import Foundation
 import GlassdAPI
 import GlassdCore
+import Glasses
 import Logging
-import Monocle
 
 /// The glasses link on D-Bus: Pair, Unpair, Scan and the link properties on org.glassd.Manager1,
-/// and one org.glassd.Device1 object per Monocle known, its State the session's while connected.
+/// and one org.glassd.Device1 object per pair of glasses known, its State the session's while connected.
 struct LinkInterface {
     let connection: BusConnection
     let supervisor: LinkSupervisor
     let bluez: BlueZClient
-    let session: MonocleSession<ContinuousClock>
+    let session: any GlassesSession
     let voice: VoiceQueries
     /// Scene mode's frames and alerts.
     let scene: SceneWatch
@@ -102,6 +102,8 @@ struct LinkInterface {
         let (updates, sink) = AsyncStream.makeStream(of: Update.self)
         let bluezChanges = bluez.state.changes()
         let links = await supervisor.events()
+        // Before the session runs, so no event is missed.
+        let sessionEvents = session.subscribe()
         await withDiscardingTaskGroup { group in
             group.addTask { for await snapshot in supervisor.changeStream { sink.yield(.link(snapshot)) } }
             group.addTask { for await _ in bluezChanges { sink.yield(.bluez) } }
@@ -111,18 +113,18 @@ struct LinkInterface {
             }
             let (voiceInputs, voiceSink) = AsyncStream.makeStream(of: VoiceQueries.Input.self)
             group.addTask { await voice.run(voiceInputs) }
-            let (sceneInputs, sceneSink) = AsyncStream.makeStream(of: DataMessage.self)
+            let (sceneInputs, sceneSink) = AsyncStream.makeStream(of: GlassesEvent.self)
             group.addTask { await scene.run(sceneInputs) }
             group.addTask {
-                for await event in session.events {
+                for await event in sessionEvents {
                     switch event {
                     case .status(let status):
                         statuses.set(status)
                         sink.yield(.session(status))
                         voiceSink.yield(.status(status))
-                    case .device(let message):
-                        voiceSink.yield(.device(message))
-                        sceneSink.yield(message)
+                    case .glasses(let glasses):
+                        voiceSink.yield(.glasses(glasses))
+                        sceneSink.yield(glasses)
                     }
                 }
                 voiceSink.finish()

@@ -4,6 +4,7 @@ import GlassdAPI
 import GlassdCore
 import Glibc
 import Logging
+import Glasses
 import Monocle
 import Storage
 

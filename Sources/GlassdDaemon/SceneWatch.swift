@@ -2,8 +2,8 @@
 import DBusKit
 import Foundation
 import GlassdCore
+import Glasses
 import Logging
-import Monocle
 import Scene
 import Storage
 
@@ -26,10 +26,7 @@ actor SceneWatch {
         """
     static let question = "What is in my way?"
     static let clear = "CLEAR"
-    /// A frame larger than this is not a Monocle photo: dropped as an error.
-    static let maxFrameBytes = 1 << 20
-
-    let session: MonocleSession<ContinuousClock>
+    let session: any GlassesSession
     let client: OpenAIChatClient?
     let visionModel: String?
     /// False with the embedded default backend (a text model): no frames are taken.
@@ -46,13 +43,11 @@ actor SceneWatch {
     private var inFlight = false
     /// The hazard state last signalled (CLEAR at the start and after leaving scene mode).
     private var hazard = clear
-    private var assembling: [UInt8]?
-    private var tooLarge = false
     /// The newest frame received: a tap in scene mode asks about it.
     private(set) var latestFrame: [UInt8]?
 
     init(
-        session: MonocleSession<ContinuousClock>, client: OpenAIChatClient?, visionModel: String?, sees: Bool, photos: PhotoStore,
+        session: any GlassesSession, client: OpenAIChatClient?, visionModel: String?, sees: Bool, photos: PhotoStore,
         signals: ManagerSignals, mode: ModeSetting, settings: Settings, logger: Logger
     ) {
         self.session = session
@@ -68,12 +63,12 @@ actor SceneWatch {
         decoder = try? JPEGDecoder()
     }
 
-    /// Asks for frames while in scene mode and handles what the glasses send, until `inputs` ends.
-    func run(_ inputs: AsyncStream<DataMessage>) async {
+    /// Asks for frames while in scene mode and handles the frames the glasses send, until `inputs` ends.
+    func run(_ inputs: AsyncStream<GlassesEvent>) async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.captureWhileInSceneMode() }
-            for await message in inputs {
-                if let frame = assemble(message) {
+            for await event in inputs {
+                if case .sceneFrame(let jpeg) = event, let frame = received(jpeg) {
                     group.addTask { await self.ask(frame.number, frame.jpeg) }
                 }
             }
@@ -110,7 +105,6 @@ actor SceneWatch {
 
     private func left() async {
         logger.info("scene mode: stopped")
-        assembling = nil
         filter.reset()
         if hazard != Self.clear {
             hazard = Self.clear
@@ -120,48 +114,21 @@ actor SceneWatch {
 
     // MARK: Frames
 
-    /// Collects a frame (sst:, idt:..., sen:); returns it when it is to be sent.
-    private func assemble(_ message: DataMessage) -> (number: UInt32, jpeg: [UInt8])? {
-        switch message {
-        case .sceneStart:
-            assembling = []
-            tooLarge = false
-        case .imageData(let bytes):
-            guard assembling != nil else { return nil }
-            if (assembling?.count ?? 0) + bytes.count > Self.maxFrameBytes {
-                tooLarge = true
-            } else {
-                assembling?.append(contentsOf: bytes)
-            }
-        case .imageStart, .audioStart:
-            assembling = nil  // a question, not a frame
-        case .sceneEnd:
-            guard let jpeg = assembling else { return nil }
-            assembling = nil
-            return received(jpeg)
-        default:
-            break
-        }
-        return nil
-    }
-
-    private func received(_ jpeg: [UInt8]) -> (number: UInt32, jpeg: [UInt8])? {
+    /// A frame from the glasses (nil: too large); returns it when it is to be sent.
+    private func received(_ jpeg: [UInt8]?) -> (number: UInt32, jpeg: [UInt8])? {
         // A frame that arrives after leaving scene mode is dropped unseen.
         guard mode.mode == .scene else { return nil }
         frames &+= 1
-        let verdict: FrameVerdict
-        if tooLarge {
-            verdict = .error
-        } else if inFlight {
-            verdict = .busy
-        } else if let decoder {
-            verdict = filter.check(jpeg: jpeg, decoder: decoder).verdict
-        } else {
-            verdict = .error
-        }
-        if verdict != .error { latestFrame = jpeg }
-        logger.debug("scene frame", metadata: ["frame": "\(frames)", "verdict": "\(verdict.rawValue)", "bytes": "\(jpeg.count)"])
+        let verdict: FrameVerdict =
+            if let jpeg, let decoder {
+                inFlight ? .busy : filter.check(jpeg: jpeg, decoder: decoder).verdict
+            } else {
+                .error  // too large, or no decoder
+            }
+        logger.debug("scene frame", metadata: ["frame": "\(frames)", "verdict": "\(verdict.rawValue)", "bytes": "\(jpeg?.count ?? 0)"])
         signals.sceneFrame(frames, verdict.rawValue)
+        guard let jpeg, verdict != .error else { return nil }
+        latestFrame = jpeg
         guard verdict == .sent else { return nil }
         inFlight = true
         return (frames, jpeg)

@@ -18,9 +18,9 @@ final class VoiceCapture {
     /// When the glasses last sent something for it.
     var lastHeard = ContinuousClock.now
 
-    init(id: String, withPhoto: Bool, voice: VoiceSettings) throws {
+    init(id: String, withPhoto: Bool, voice: VoiceSettings, audio: PCMInput) throws {
         self.id = id
-        recorder = try UtteranceRecorder(settings: voice)
+        recorder = try UtteranceRecorder(settings: voice, input: audio)
         photo = withPhoto ? [] : nil
     }
 

@@ -4,8 +4,8 @@ import DBusKit
 import Foundation
 import GlassdAPI
 import GlassdCore
+import Glasses
 import Logging
-import Monocle
 import Storage
 
 /// Questions asked on the glasses: a tap records one (a hold takes a photo first). The audio is
@@ -15,7 +15,7 @@ import Storage
 /// streams. A tap meanwhile cancels it.
 struct VoiceQueries: Sendable {
     enum Input: Sendable {
-        case device(DataMessage)
+        case glasses(GlassesEvent)
         case status(SessionStatus)
         /// Time to look whether the capture `id` still hears from the glasses (internal).
         case watch(String)
@@ -28,7 +28,7 @@ struct VoiceQueries: Sendable {
     /// The question stored for a translation (the speech itself is not transcribed).
     static let spokenQuestion = "(spoken, translated to English)"
 
-    let session: MonocleSession<ContinuousClock>
+    let session: any GlassesSession
     let assistant: Assistant
     let transcriber: TranscriptionClient?
     let transcriptions: SQLiteTranscriptionStore
@@ -73,9 +73,9 @@ struct VoiceQueries: Sendable {
                 }
             }
             for await input in merged {
-                if case .device(let message) = input, let current = capture {
-                    switch message {
-                    case .imageData, .audioData, .imageEnd: current.lastHeard = clock.now
+                if case .glasses(let event) = input, let current = capture {
+                    switch event {
+                    case .photoData, .audio, .photoEnd: current.lastHeard = clock.now
                     default: break
                     }
                 }
@@ -96,17 +96,17 @@ struct VoiceQueries: Sendable {
                         fail(lost.id, VoiceFailure.disconnected(while: "recording"))
                     }
                     generation = status.generation
-                case .device(let message):
-                    switch message {
-                    case .audioStart, .imageStart:
+                case .glasses(let event):
+                    switch event {
+                    case .questionStart(let photo, let audio):
                         if let replaced = capture { fail(replaced.id, VoiceFailure.disconnected(while: "recording")) }
-                        capture = start(photo: message == .imageStart)
+                        capture = start(photo: photo, audio: audio)
                         if let started = capture { watch(started) }
-                    case .imageData(let bytes):
+                    case .photoData(let bytes):
                         capture?.appendPhoto(bytes)
-                    case .imageEnd:
+                    case .photoEnd:
                         break  // the spoken question follows
-                    case .audioData(let bytes):
+                    case .audio(let bytes):
                         guard let current = capture else { break }
                         let ended = current.recorder.append(bytes).contains { if case .ended = $0 { true } else { false } }
                         if ended && !current.stopSent {
@@ -127,7 +127,7 @@ struct VoiceQueries: Sendable {
                     case .cancelled:
                         answering?.fire()
                         answering = nil
-                    default:
+                    case .sceneFrame, .tap:
                         break
                     }
                 }
@@ -147,10 +147,11 @@ struct VoiceQueries: Sendable {
         await session.answerFinished()
     }
 
-    private func start(photo: Bool) -> VoiceCapture? {
+    private func start(photo: Bool, audio: AudioFormat) -> VoiceCapture? {
         let id = glassdGlassesQueryID(UUID().uuidString.lowercased())
         do {
-            return try VoiceCapture(id: id, withPhoto: photo, voice: voice)
+            return try VoiceCapture(
+                id: id, withPhoto: photo, voice: voice, audio: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits))
         } catch {
             fail(id, AssistantError.internalFailure("The audio processing could not start: \(error)."))
             return nil

@@ -1,26 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-
-/// What the checking state reads from the glasses.
-public struct DeviceInfo: Sendable, Equatable {
-    /// `device.VERSION`, e.g. "v23.248.0754".
-    public var firmwareVersion: String
-    /// FPGA register 2, e.g. "v23.230.0808"; empty if unreadable.
-    public var fpgaVersion: String
-    /// 0...100.
-    public var battery: UInt8?
-    /// The version stamp of the scripts running now (main.py's global), if any.
-    public var runningScripts: String?
-    /// The version of the scripts on the device's flash, computed there from their contents.
-    public var storedScripts: String?
-
-    public init(firmwareVersion: String, fpgaVersion: String, battery: UInt8?, runningScripts: String?, storedScripts: String?) {
-        self.firmwareVersion = firmwareVersion
-        self.fpgaVersion = fpgaVersion
-        self.battery = battery
-        self.runningScripts = runningScripts
-        self.storedScripts = storedScripts
-    }
-}
+import Glasses
 
 /// The raw-REPL commands of a session: MicroPython source, printable ASCII only, each within the
 /// device's receive ring. No user text ever goes into one (that travels on the data channel).

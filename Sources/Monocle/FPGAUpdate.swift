@@ -2,6 +2,7 @@
 import Crypto
 import Foundation
 import GlassdCore
+import Glasses
 
 /// Where an FPGA update is.
 public enum FPGAPhase: Sendable, Equatable {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
+import Glasses
 import Logging
 
 /// The glasses' link lent out for an update: the scripts interrupted, the raw REPL entered, and

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
+import Glasses
 import Logging
 
 /// Timing of a session.
@@ -17,26 +18,11 @@ public struct SessionSettings: Sendable {
     public init() {}
 }
 
-/// What a session reports, in order.
-public enum SessionEvent: Sendable, Equatable {
-    case status(SessionStatus)
-    /// A message from the scripts the session does not handle itself (audio, photos, cancels):
-    /// the voice and photo pipeline takes these.
-    case device(DataMessage)
-}
-
-/// Why a request to the glasses was refused.
-public enum SessionError: Error, Sendable, Equatable {
-    case notConnected(String)
-    /// The glasses are capturing or showing another answer.
-    case busy
-}
-
 /// Brings a connected Monocle to `ready` by itself, on every link that comes up: raw REPL,
 /// versions and battery, the project's scripts uploaded only when they differ, started (resumed
 /// without a reboot when they already run), then talks to them over the data channel. Pure: a
 /// link's byte channels and a clock are all it needs.
-public actor MonocleSession<C: Clock> where C.Duration == Duration {
+public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Duration {
     let scripts: DeviceScripts
     let clock: C
     public let settings: SessionSettings
@@ -61,11 +47,11 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
     private var dropped: LogThrottle<C>
     /// When the scene frame on its way was asked for (cap:), until it ends (sen:).
     private var sceneFrameAsked: C.Instant?
+    /// The scene frame coming in (sst:, idt:…, sen:).
+    private var sceneFrame = SceneFrameAssembly()
     /// A scene frame not ended this long after it was asked for is given up.
     public static var sceneFrameLimit: Duration { .seconds(10) }
-    private let sink: AsyncStream<SessionEvent>.Continuation
-    /// Every status change (none coalesced) and device message, in order.
-    public nonisolated let events: AsyncStream<SessionEvent>
+    private let sink = Broadcast<SessionEvent>()
 
     public init(scripts: DeviceScripts, clock: C, settings: SessionSettings = SessionSettings(), logger: Logger) {
         self.scripts = scripts
@@ -73,8 +59,9 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         self.settings = settings
         self.logger = logger
         dropped = LogThrottle(clock: clock)
-        (events, sink) = AsyncStream.makeStream(of: SessionEvent.self)
     }
+
+    public nonisolated func subscribe() -> AsyncStream<SessionEvent> { sink.subscribe() }
 
     /// Logs a dropped input of `kind` unless one of its kind was logged lately.
     private func logDropped(_ kind: String, _ detail: @autoclosure () -> String) {
@@ -92,13 +79,13 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         guard next != status else { return }
         status = next
         logger.info("session \(state.rawValue)", metadata: reason.map { ["reason": "\($0)"] } ?? [:])
-        sink.yield(.status(status))
+        sink.publish(.status(status))
     }
 
     private func setInfo(_ info: DeviceInfo, for generation: UInt64) {
         guard generation == self.generation, status.info != info else { return }
         status.info = info
-        sink.yield(.status(status))
+        sink.publish(.status(status))
     }
 
     // MARK: Links
@@ -138,12 +125,13 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         dataLink = nil
         status.generation = generation
         status.state = .connecting  // until the handshake starts
-        sink.yield(.status(status))
+        sink.publish(.status(status))
     }
 
     private func end(_ generation: UInt64) {
         guard generation == self.generation else { return }
         sceneFrameAsked = nil
+        sceneFrame.abandon()
         dataLink = nil
         channels = nil
         endDiversion()
@@ -332,25 +320,37 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
             }
         case .sceneStart where sceneFrameAsked == nil:
             logDropped("sst:", "a scene frame the glasses were not asked for dropped")
-        case .audioStart, .imageStart, .sceneStart:
-            if message != .sceneStart { sceneFrameAsked = nil }  // a question takes over
+        case .sceneStart:
             if status.state == .ready { set(.busy, for: generation) }
-            sink.yield(.device(message))
+            sceneFrame.start()
+        case .audioStart, .imageStart:
+            sceneFrameAsked = nil  // a question takes over
+            sceneFrame.abandon()
+            if status.state == .ready { set(.busy, for: generation) }
+            sink.publish(.glasses(.questionStart(photo: message == .imageStart, audio: .monocle)))
+        case .imageData(let bytes) where sceneFrame.collecting:
+            sceneFrame.append(bytes)
         case .sceneEnd:
             // A scene frame is not a question: the glasses are free again, unless answering.
             guard sceneFrameAsked != nil else { return logDropped("sen:", "the end of a scene frame not asked for dropped") }
             sceneFrameAsked = nil
             if status.state == .busy && answer == nil { set(.ready, for: generation) }
-            sink.yield(.device(message))
+            if let frame = sceneFrame.finish() { sink.publish(.glasses(.sceneFrame(frame))) }
         case .cancelled:
             answer?.cancel()
             answer = nil
             if status.state == .busy { set(.ready, for: generation) }
-            sink.yield(.device(message))
+            sink.publish(.glasses(.cancelled))
         case .pong:
             break  // kept for compatibility; nothing waits on it
-        case .audioData, .audioEnd, .imageData, .imageEnd:
-            sink.yield(.device(message))
+        case .audioData(let bytes):
+            sink.publish(.glasses(.audio(bytes)))
+        case .audioEnd:
+            sink.publish(.glasses(.audioEnd))
+        case .imageData(let bytes):
+            sink.publish(.glasses(.photoData(bytes)))
+        case .imageEnd:
+            sink.publish(.glasses(.photoEnd))
         case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert:
             logDropped(message.command, "unexpected message from the glasses dropped: \(message.command)")
         }
@@ -368,9 +368,7 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         try await send(first: error ? DataMessage.error : DataMessage.response, text)
     }
 
-    /// Marks the end of an answer (shown through `stream`, if any): the glasses are ready for
-    /// the next question, unless a newer answer has taken them since.
-    public func answerFinished(_ stream: AnswerStream? = nil) {
+    public func answerFinished(_ stream: AnswerStream?) {
         if let stream {
             guard stream === answer else { return }
             answer = nil
@@ -378,13 +376,13 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         if status.state == .busy { set(.ready, for: generation) }
     }
 
-    /// Scene mode: asks idle glasses for a photo (sst:, idt:..., sen:). Throws `SessionError.busy`
-    /// while they capture or answer, `.notConnected` when they are not ready.
+    /// Scene mode: the photo comes as sst:, idt:..., sen:.
     public func requestSceneFrame() async throws {
         if status.state == .busy, answer == nil, let asked = sceneFrameAsked, asked.duration(to: clock.now) > Self.sceneFrameLimit {
             // The glasses never ended the last frame (sen:): it is given up.
             logDropped("unfinished scene frame", "a scene frame the glasses never ended given up")
             sceneFrameAsked = nil
+            sceneFrame.abandon()
             set(.ready, for: generation)
         }
         guard status.state != .busy else { throw SessionError.busy }
@@ -399,27 +397,29 @@ public actor MonocleSession<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// Shows a hazard warning on the glasses, or clears it (`nil`).
     public func showAlert(_ text: String?) async throws {
         try await writer()(.alert(String(DisplayText.ascii(text ?? "").prefix(maxPayload))))
     }
 
-    /// Tells the scripts to stop recording now (the host heard the end of speech).
     public func stopRecording() async throws {
         try await writer()(.stopRecording)
     }
 
-    /// A stream for an answer to the glasses on the current link. With `claim` (an answer the
-    /// glasses did not ask for), only when they are idle, and they are busy until
-    /// `answerFinished(_:)`. Throws `SessionError.notConnected`, or `.busy` when a claim finds them busy.
-    public func answerStream(claim: Bool = false) throws -> AnswerStream {
+    public func answerStream(claim: Bool) throws -> AnswerStream {
         let write = try writer()
         if claim {
             guard status.state == .ready else { throw SessionError.busy }
             set(.busy, for: generation)
         }
         answer?.cancel()
-        let stream = AnswerStream(maxPayload: maxPayload, send: write)
+        let stream = AnswerStream(maxPayload: maxPayload, prepare: DisplayText.ascii) { piece in
+            switch piece {
+            case .heading(let text): try await write(.display(text))
+            case .text(let text): try await write(.response(text))
+            case .error(let text): try await write(.error(text))
+            case .end: try await write(.answerEnd)
+            }
+        }
         answer = stream
         return stream
     }

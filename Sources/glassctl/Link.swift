@@ -73,6 +73,7 @@ struct DeviceInfo: Encodable {
     var path: String
     var address: String
     var name: String
+    var kind: String
     var rssi: Int64
     var connected: Bool
     var state: String
@@ -88,6 +89,7 @@ struct DeviceInfo: Encodable {
         self.path = path
         address = p[GlassdBus.DeviceProperty.address]?.string ?? ""
         name = p[GlassdBus.DeviceProperty.name]?.string ?? ""
+        kind = p[GlassdBus.DeviceProperty.kind]?.string ?? ""
         rssi = p[GlassdBus.DeviceProperty.rssi]?.int64 ?? 0
         connected = p[GlassdBus.DeviceProperty.connected]?.bool ?? false
         state = p[GlassdBus.DeviceProperty.state]?.string ?? ""
@@ -127,7 +129,7 @@ struct Devices: AsyncParsableCommand {
             let devices = try await options.connect().devices()
             if options.json { return try printJSON(devices) }
             for d in devices {
-                print("\(d.address)  \(d.state.padding(toLength: 12, withPad: " ", startingAt: 0)) \(d.rssi) dBm  reconnects \(d.reconnect_count)  \(d.name)")
+                print("\(d.address)  \(d.state.padding(toLength: 12, withPad: " ", startingAt: 0)) \(d.rssi) dBm  reconnects \(d.reconnect_count)  \(d.kind.isEmpty ? "" : d.kind + " ")\(d.name)")
             }
         }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 @testable import GlassdDaemon
+import Glasses
 import Monocle
 import Testing
 

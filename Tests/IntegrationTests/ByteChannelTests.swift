@@ -3,6 +3,7 @@
 import DBusKit
 import Foundation
 import GlassdCore
+import Monocle
 import Logging
 import Synchronization
 import Testing
@@ -20,7 +21,7 @@ struct ByteChannelTests {
                 let bus = try await BusConnection.open(.address(ble.world.busAddress))
                 let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
                 let supervisor = LinkSupervisor(
-                    client: client, store: MemoryDeviceStore(), settings: LinkSettings(adapter: "hci0", scanTimeout: .seconds(5), acquireSockets: acquireSockets),
+                    client: client, store: MemoryDeviceStore(), settings: LinkSettings(adapter: "hci0", scanTimeout: .seconds(5), acquireSockets: acquireSockets, kinds: [.monocle]),
                     logger: Logger(label: "test"))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await client.run() }

@@ -93,13 +93,14 @@ struct LinkIntegrationTests {
             #expect(listed?.count == 3)
             #expect(listed?.first { $0["address"] as? String == strongest }?["state"] as? String == "ready")
             #expect(listed?.filter { $0["state"] as? String == "unpaired" }.count == 2)
+            #expect(listed?.allSatisfy { $0["kind"] as? String == "monocle" } == true, "\(listed ?? [])")
 
             // The device object matches its documented interface.
             let live = try await ble.world.busctl(
                 ["call", GlassdBus.name, GlassdBus.devicePath(address: strongest), "org.freedesktop.DBus.Introspectable", "Introspect"])
             let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Device1.xml", encoding: .utf8)
             let liveMembers = try interfaceMembers(unescapeBusctlString(live.stdout), GlassdBus.deviceInterface)
-            #expect(liveMembers.count == 13)
+            #expect(liveMembers.count == 14)
             #expect(try interfaceMembers(file, GlassdBus.deviceInterface) == liveMembers)
 
             let status = try await ble.world.glassctl(["status"])

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
 import Logging
+import Glasses
 import Monocle
 import Synchronization
 import Testing
@@ -42,7 +43,7 @@ struct MonocleSessionTests {
         let (links, feed) = AsyncStream.makeStream(of: LinkEvent.self)
         let run = Task { await session.run(links: links) { _ in } }
         feed.yield(.up(device.link, generation: 1))
-        for await event in session.events {
+        for await event in session.subscribe() {
             if case .status(let status) = event, status.state == .ready || status.state == .error {
                 #expect(status.state == .ready, "\(status.reason)")
                 break
@@ -62,7 +63,7 @@ struct MonocleSessionTests {
         let device = FakeMonocle(scripts: Self.scripts)
         let (links, feed) = AsyncStream.makeStream(of: LinkEvent.self)
         let run = Task { await session.run(links: links) { _ in } }
-        var events = session.events.makeAsyncIterator()
+        var events = session.subscribe().makeAsyncIterator()
         func statesUntilReady() async -> [SessionState] {
             var seen: [SessionState] = []
             while let event = await events.next() {
@@ -100,12 +101,12 @@ struct MonocleSessionTests {
         device.data.incoming.push(DataMessage.audioStart.encoded)
         device.data.incoming.push(DataMessage.audioData([1, 2, 3]).encoded)
         device.data.incoming.push(DataMessage.audioEnd.encoded)
-        var handedOn: [DataMessage] = []
+        var handedOn: [GlassesEvent] = []
         while let event = await events.next() {
-            if case .device(let message) = event { handedOn.append(message) }
+            if case .glasses(let glasses) = event { handedOn.append(glasses) }
             if handedOn.count == 3 { break }
         }
-        #expect(handedOn == [.audioStart, .audioData([1, 2, 3]), .audioEnd])
+        #expect(handedOn == [.questionStart(photo: false, audio: .monocle), .audio([1, 2, 3]), .audioEnd])
         #expect(await session.current.state == .busy)
         try await session.show("An answer, in two parts", error: false)
         await session.answerFinished()
@@ -143,7 +144,7 @@ struct MonocleSessionTests {
         let device = FakeMonocle(scripts: Self.scripts)
         let (links, feed) = AsyncStream.makeStream(of: LinkEvent.self)
         let run = Task { await session.run(links: links) { _ in } }
-        var events = session.events.makeAsyncIterator()
+        var events = session.subscribe().makeAsyncIterator()
         func until(_ state: SessionState) async {
             while let event = await events.next() {
                 if case .status(let status) = event, status.state == state { return }
@@ -185,7 +186,7 @@ struct MonocleSessionTests {
             }
         }
         feed.yield(.up(device.link, generation: 1))
-        #expect(await states(session.events) == [.connecting, .handshake, .error])
+        #expect(await states(session.subscribe()) == [.connecting, .handshake, .error])
         await restarted.wait()
         #expect(await session.current.reason == "The glasses did not enter the raw REPL (4 attempts).")
         #expect(reasons.withLock { $0 } == ["the glasses did not enter the raw REPL (4 attempts)"])

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// What a link needs from the glasses' GATT database: channels, each a characteristic the host
-/// writes and, for most, one it gets notifications from. The Monocle application and the DFU
-/// bootloader are two profiles on the same link code.
+/// writes and, for most, one it gets notifications from. Each kind of glasses has its profile
+/// (with its protocol), the DFU bootloader one here; the link code serves them all.
 public struct GATTProfile: Sendable, Equatable {
     public struct Channel: Sendable, Equatable {
         public var name: String
@@ -35,18 +35,6 @@ public struct GATTProfile: Sendable, Equatable {
         self.name = name
         self.channels = channels
     }
-
-    /// The Monocle application firmware: the REPL streams, the data channel carries messages.
-    public static let monocle = GATTProfile(
-        name: "monocle",
-        channels: [
-            Channel(
-                name: MonocleChannel.serial, service: MonocleUUID.serialService, write: MonocleUUID.serialRX,
-                notify: MonocleUUID.serialTX, framing: .stream),
-            Channel(
-                name: MonocleChannel.data, service: MonocleUUID.dataService, write: MonocleUUID.dataRX,
-                notify: MonocleUUID.dataTX, framing: .packets),
-        ])
 }
 
 extension GATTProfile {
@@ -70,8 +58,11 @@ public enum DFUChannel {
     public static let packet = "packet"
 }
 
-/// The Monocle profile's channel names.
-public enum MonocleChannel {
-    public static let serial = "serial"
-    public static let data = "data"
+/// The Nordic Secure DFU service of the glasses' bootloaders (Monocle and Frame; monocle-protocol.md §5.2).
+public enum NordicDFUUUID {
+    public static let service = "0000fe59-0000-1000-8000-00805f9b34fb"
+    public static let controlPoint = "8ec90001-f315-4f60-9fb8-838830daea50"
+    public static let packet = "8ec90002-f315-4f60-9fb8-838830daea50"
+    /// What the bootloader advertises as its name (the docs also spell it DFUTarg).
+    public static let name = "DfuTarg"
 }

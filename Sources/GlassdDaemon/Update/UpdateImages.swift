@@ -5,6 +5,7 @@ import Firmware
 import Foundation
 import GlassdAPI
 import Glibc
+import Glasses
 import Monocle
 import TOMLKit
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
 import Monocle
 
 /// What an update does to these glasses: each image is applied when the glasses run another

@@ -3,6 +3,7 @@ import Bluetooth
 import Firmware
 import GlassdCore
 import Logging
+import Glasses
 import Monocle
 
 /// Timing of an update.

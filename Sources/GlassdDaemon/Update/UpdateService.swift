@@ -6,6 +6,7 @@ import Foundation
 import GlassdAPI
 import GlassdCore
 import Logging
+import Glasses
 import Monocle
 import Storage
 import Synchronization

@@ -2,6 +2,7 @@
 @testable import Bluetooth
 import DBusKit
 import GlassdCore
+import Monocle
 import Logging
 
 extension BLEWorld {
@@ -9,7 +10,7 @@ extension BLEWorld {
     /// virtual Monocle `index`, both running until `body` returns. `body` gets the supervisor,
     /// its link events (subscribed before the pairing) and the first link that came up.
     func withLinkLibrary(
-        pairedWith index: Int, settings: LinkSettings = LinkSettings(adapter: "hci0", scanTimeout: .seconds(5)),
+        pairedWith index: Int, settings: LinkSettings = LinkSettings(adapter: "hci0", scanTimeout: .seconds(5), kinds: [.monocle]),
         _ body: (LinkSupervisor, AsyncStream<LinkEvent>, any GlassesLink) async throws -> Void
     ) async throws {
         let bus = try await BusConnection.open(.address(world.busAddress))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
-@testable import Monocle
+@testable import Glasses
 import Synchronization
 import Testing
 
@@ -8,20 +8,20 @@ import Testing
 struct AnswerStreamTests {
     /// A link whose writes are recorded; with `held`, each write waits until the test lets it go.
     final class Link: Sendable {
-        let sent = Mutex<[DataMessage]>([])
+        let sent = Mutex<[AnswerStream.Piece]>([])
         let written = Pulse()
         let release = Pulse()
         let held: Bool
         init(held: Bool = false) { self.held = held }
 
-        func send(_ message: DataMessage) async throws {
+        func send(_ message: AnswerStream.Piece) async throws {
             let ticket = release.ticket()
             sent.withLock { $0.append(message) }
             written.pulse()
             if held { await release.wait(after: ticket) }
         }
 
-        var messages: [DataMessage] { sent.withLock { $0 } }
+        var messages: [AnswerStream.Piece] { sent.withLock { $0 } }
 
         func waitFor(count: Int) async {
             while true {
@@ -44,7 +44,7 @@ struct AnswerStreamTests {
         link.release.pulse()
         await link.waitFor(count: 2)
         // The heading went first; "what" has no end yet, so only "echo: " could go.
-        #expect(link.messages == [.display("> what is the time\n"), .response("echo: ")])
+        #expect(link.messages == [.heading("> what is the time\n"), .text("echo: ")])
         // While that write is under way, the rest arrives: it goes out in one write.
         stream.append(" is t")
         stream.append("he ti")
@@ -57,14 +57,14 @@ struct AnswerStreamTests {
         link.release.pulse()
         try await writer.value
         #expect(link.messages == [
-            .display("> what is the time\n"), .response("echo: "), .response("what is the time"), .answerEnd,
+            .heading("> what is the time\n"), .text("echo: "), .text("what is the time"), .end,
         ])
     }
 
-    @Test("an error follows the text in red, then end:; text is transliterated; a long word is not held back")
+    @Test("an error follows the text in red, then the end; text is fitted to the font (ASCII here); a long word is not held back")
     func errorAndEnd() async throws {
         let link = Link()
-        let stream = AnswerStream(maxPayload: 240) { try await link.send($0) }
+        let stream = AnswerStream(maxPayload: 240, prepare: DisplayText.ascii) { try await link.send($0) }
         stream.append("Caf\u{E9} ")
         stream.append(String(repeating: "x", count: 30))
         let writer = Task { try await stream.run() }
@@ -72,8 +72,8 @@ struct AnswerStreamTests {
         stream.finish(error: "No answer in time \u{2014} try again.")
         try await writer.value
         #expect(link.messages == [
-            .response("Cafe "), .response(String(repeating: "x", count: 30)),
-            .error("No answer in time - try again."), .answerEnd,
+            .text("Cafe "), .text(String(repeating: "x", count: 30)),
+            .error("No answer in time - try again."), .end,
         ])
     }
 
@@ -84,7 +84,7 @@ struct AnswerStreamTests {
         stream.append("one two three four ")
         stream.finish()
         try await stream.run()
-        #expect(link.messages == [.response("one two "), .response("three "), .response("four "), .answerEnd])
+        #expect(link.messages == [.text("one two "), .text("three "), .text("four "), .end])
 
         let quiet = Link()
         let cancelled = AnswerStream(maxPayload: 10) { try await quiet.send($0) }
@@ -103,5 +103,22 @@ struct AnswerStreamTests {
         var rest = pending
         #expect(AnswerStream.take(&rest, all: all) == taken)
         #expect(rest == left)
+    }
+}
+
+@Suite("Display text chunks")
+struct DisplayTextChunkTests {
+    @Test("chunks never split a character's UTF-8 bytes, and break after spaces when they can")
+    func utf8() {
+        let text = "Grüße aus Köln, 東京 und 🙂🙂🙂 zurück"
+        for limit in 4...20 {
+            let chunks = DisplayText.chunks(text, limit: limit)
+            #expect(chunks.joined() == text, "limit \(limit)")
+            for chunk in chunks {
+                #expect(chunk.utf8.count <= limit, "limit \(limit): \(chunk)")
+                #expect(!chunk.contains("\u{FFFD}"), "limit \(limit): a character was cut")
+            }
+        }
+        #expect(DisplayText.chunks("ab cd ef", limit: 5) == ["ab ", "cd ef"])
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 
-/// Text for the Monocle's display font, which has glyphs for printable ASCII only: everything
+/// Text for a display font (the Monocle's), which has glyphs for printable ASCII only: everything
 /// else is transliterated (diacritics folded, common punctuation and letters spelled in ASCII) or
 /// becomes "?". Newlines stay (the scripts break lines there); other control characters go.
 public enum DisplayText {
@@ -47,8 +47,8 @@ public enum DisplayText {
         return out
     }
 
-    /// Splits ASCII `text` into payloads of at most `limit` bytes, preferring to break after a
-    /// space so a word travels whole when it can.
+    /// Splits `text` into payloads of at most `limit` UTF-8 bytes, preferring to break after a
+    /// space so a word travels whole when it can, and never inside a character's bytes.
     public static func chunks(_ text: String, limit: Int) -> [String] {
         precondition(limit > 0)
         var bytes = Substring(text).utf8[...]
@@ -61,6 +61,11 @@ public enum DisplayText {
             var end = bytes.index(bytes.startIndex, offsetBy: limit)
             if let space = bytes[bytes.startIndex..<end].lastIndex(of: 0x20), space > bytes.startIndex {
                 end = bytes.index(after: space)
+            } else {
+                // Back to the start of a UTF-8 sequence (continuation bytes are 10xxxxxx).
+                var start = end
+                while start > bytes.startIndex, bytes[start] & 0xC0 == 0x80 { start = bytes.index(before: start) }
+                if start > bytes.startIndex { end = start }
             }
             out.append(String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self))
             bytes = bytes[end...]

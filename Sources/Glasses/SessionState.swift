@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-/// Where a Monocle session stands (org.glassd.Device1.State; exact spelling is the contract).
+/// Where a session with the glasses stands (org.glassd.Device1.State; exact spelling is the contract).
 public enum SessionState: String, Sendable, CaseIterable {
     case unpaired, disconnected, connecting
-    /// Entering the raw REPL.
+    /// Entering the device's REPL.
     case handshake
     /// Reading versions and battery.
     case checking
-    /// Putting the scripts on the device.
+    /// Putting glassd's scripts (or app) on the device.
     case uploading
-    /// Starting (or resuming) the scripts, until they say they are ready.
+    /// Starting (or resuming) them, until they say they are ready.
     case starting
     /// Waiting for a tap.
     case ready
     /// Capturing or answering.
     case busy
-    /// The link is lent out for an update: the scripts are stopped.
+    /// The link is lent out for an update: glassd's scripts are stopped.
     case updating
     /// The session gave up; the reason says why, and the link is retried.
     case error

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Hands every published value to every current subscriber, each through its own stream:
 /// unbounded by default (link events are rare and none may be lost).
-final class Broadcast<Element: Sendable>: Sendable {
+public final class Broadcast<Element: Sendable>: Sendable {
     private struct Subscribers {
         var next: UInt64 = 0
         var all: [UInt64: AsyncStream<Element>.Continuation] = [:]
@@ -11,10 +11,10 @@ final class Broadcast<Element: Sendable>: Sendable {
 
     private let subscribers = Mutex(Subscribers())
 
-    init() {}
+    public init() {}
 
     /// A new subscription; `first`, if any, is its first element.
-    func subscribe(
+    public func subscribe(
         first: Element? = nil, bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
@@ -30,7 +30,7 @@ final class Broadcast<Element: Sendable>: Sendable {
         return stream
     }
 
-    func publish(_ value: Element) {
+    public func publish(_ value: Element) {
         for continuation in subscribers.withLock({ Array($0.all.values) }) { continuation.yield(value) }
     }
 }

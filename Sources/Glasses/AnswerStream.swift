@@ -5,9 +5,22 @@ import Synchronization
 /// One answer on its way to the glasses while it streams. Pieces are appended as the model sends
 /// them and never wait on the link; `run()` writes what has gathered as `res:` messages, whole
 /// words only (a half word would show, then change), so when the link is slower than the model
-/// the pieces pile up and go out together in fewer writes. At the end an error follows in red
-/// (`err:`), then `end:` tells the scripts the answer is complete.
+/// the pieces pile up and go out together in fewer writes. At the end an error follows in red,
+/// then `.end` tells the glasses the answer is complete. Each kind of glasses maps the pieces onto
+/// its own messages.
 public final class AnswerStream: Sendable {
+    /// One write to the glasses.
+    public enum Piece: Sendable, Equatable {
+        /// Clear the answer area and show this.
+        case heading(String)
+        /// Append answer text.
+        case text(String)
+        /// Append text in red.
+        case error(String)
+        /// The answer is complete.
+        case end
+    }
+
     private struct State {
         var heading: String?
         var pending = ""
@@ -22,28 +35,33 @@ public final class AnswerStream: Sendable {
     private let state = Mutex(State())
     private let wake = Pulse()
     private let maxPayload: Int
-    private let send: @Sendable (DataMessage) async throws -> Void
+    private let prepare: @Sendable (String) -> String
+    private let send: @Sendable (Piece) async throws -> Void
 
-    /// `send` writes one message to the glasses (paced by the data link); `maxPayload` is the
-    /// longest text one message carries.
-    public init(maxPayload: Int, send: @escaping @Sendable (DataMessage) async throws -> Void) {
+    /// `send` writes one piece to the glasses (paced by the link); `maxPayload` is the longest
+    /// text, in UTF-8 bytes, one piece carries; `prepare` fits text to the display's font.
+    public init(
+        maxPayload: Int, prepare: @escaping @Sendable (String) -> String = { $0 },
+        send: @escaping @Sendable (Piece) async throws -> Void
+    ) {
         precondition(maxPayload > 0)
         self.maxPayload = maxPayload
+        self.prepare = prepare
         self.send = send
     }
 
     /// Clears the answer area and shows `text` above the answer (the question, as heard), on
     /// lines of its own.
     public func heading(_ text: String) {
-        state.withLock { $0.heading = DisplayText.ascii(text) + "\n" }
+        state.withLock { [prepare] in $0.heading = prepare(text) + "\n" }
         wake.pulse()
     }
 
-    /// Adds answer text (transliterated for the display's font).
+    /// Adds answer text (fitted to the display's font).
     public func append(_ text: String) {
-        let ascii = DisplayText.ascii(text)
-        guard !ascii.isEmpty else { return }
-        state.withLock { $0.pending += ascii }
+        let fitted = prepare(text)
+        guard !fitted.isEmpty else { return }
+        state.withLock { $0.pending += fitted }
         wake.pulse()
     }
 
@@ -51,7 +69,7 @@ public final class AnswerStream: Sendable {
     public func finish(error: String? = nil) {
         state.withLock { state in
             state.finished = true
-            state.error = error.map(DisplayText.ascii)
+            state.error = error.map(prepare)
         }
         wake.pulse()
     }
@@ -76,15 +94,15 @@ public final class AnswerStream: Sendable {
             if cancelled { return }
             if let heading {
                 let chunks = DisplayText.chunks(heading, limit: maxPayload)
-                try await send(.display(chunks.first ?? ""))
-                for chunk in chunks.dropFirst() { try await send(.response(chunk)) }
+                try await send(.heading(chunks.first ?? ""))
+                for chunk in chunks.dropFirst() { try await send(.text(chunk)) }
             }
             for chunk in DisplayText.chunks(text, limit: maxPayload) {
-                try await send(.response(chunk))
+                try await send(.text(chunk))
             }
             if let error = finishedWith {
                 for chunk in DisplayText.chunks(error ?? "", limit: maxPayload) { try await send(.error(chunk)) }
-                try await send(.answerEnd)
+                try await send(.end)
                 return
             }
             if text.isEmpty && heading == nil { await wake.wait(after: ticket) }

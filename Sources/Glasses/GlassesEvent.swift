@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// The samples of a recording from the glasses: mono, signed; 16-bit ones little-endian.
+public struct AudioFormat: Sendable, Equatable, CustomStringConvertible {
+    public var sampleRate: Int
+    public var bits: Int
+
+    public init(sampleRate: Int, bits: Int) {
+        self.sampleRate = sampleRate
+        self.bits = bits
+    }
+
+    /// The Monocle's microphone: 8 kHz, 8-bit.
+    public static let monocle = AudioFormat(sampleRate: 8_000, bits: 8)
+
+    public var description: String { "\(sampleRate) Hz \(bits)-bit" }
+}
+
+/// What the wearer does on the glasses, whatever their kind: the product logic reads only this.
+public enum GlassesEvent: Sendable, Equatable {
+    /// A question starts: with `photo`, its photo's bytes first (`photoData`…, `photoEnd`), then
+    /// the recording in `audio`'s format.
+    case questionStart(photo: Bool, audio: AudioFormat)
+    /// A piece of the question's photo (JPEG).
+    case photoData([UInt8])
+    case photoEnd
+    /// Samples of the question.
+    case audio([UInt8])
+    /// The recording ended.
+    case audioEnd
+    /// A scene frame asked for with `requestSceneFrame()`, whole; nil when the glasses sent one
+    /// too large to be a photo (`SceneFrameAssembly.maxBytes`).
+    case sceneFrame([UInt8]?)
+    /// A tap the glasses report by itself (Frame); the Monocle's scripts act on their taps alone.
+    case tap
+    /// The wearer cancelled the answer with a tap.
+    case cancelled
+}
+
+/// What a session reports, in order.
+public enum SessionEvent: Sendable, Equatable {
+    case status(SessionStatus)
+    case glasses(GlassesEvent)
+}
+
+/// Collects a scene frame's pieces, with a bound: glasses that send too much cannot make the
+/// host hold it.
+public struct SceneFrameAssembly: Sendable {
+    /// A frame larger than this is not a photo from the glasses (theirs are 20–200 KB).
+    public static let maxBytes = 1 << 20
+
+    private var bytes: [UInt8]?
+    private var tooLarge = false
+
+    public init() {}
+
+    public var collecting: Bool { bytes != nil }
+
+    public mutating func start() {
+        bytes = []
+        tooLarge = false
+    }
+
+    public mutating func append(_ piece: [UInt8]) {
+        guard bytes != nil, !tooLarge else { return }
+        if bytes!.count + piece.count > Self.maxBytes {
+            tooLarge = true
+            bytes = []
+        } else {
+            bytes! += piece
+        }
+    }
+
+    /// Drops what was collected (a question took over).
+    public mutating func abandon() { bytes = nil }
+
+    /// The frame (nil inside: too large); nil when none was being collected.
+    public mutating func finish() -> [UInt8]?? {
+        guard let done = bytes else { return nil }
+        bytes = nil
+        return .some(tooLarge ? nil : done)
+    }
+}

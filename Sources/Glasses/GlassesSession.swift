@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+
+/// Why a request to the glasses was refused.
+public enum SessionError: Error, Sendable, Equatable {
+    case notConnected(String)
+    /// The glasses are capturing or showing another answer.
+    case busy
+}
+
+/// A pair of glasses as the product sees it, whatever their kind: it serves the links the
+/// supervisor brings up (handshake, glassd's code on the device, then messages), reports what the
+/// wearer does, and shows what the product says.
+public protocol GlassesSession: Sendable {
+    /// Every status change (none coalesced) and event from now on, in order; each caller gets
+    /// its own stream.
+    func subscribe() -> AsyncStream<SessionEvent>
+    var current: SessionStatus { get async }
+    /// Serves each link that comes up until it goes down; `restart` drops the link after the
+    /// session gave up, so the supervisor tries again on its backoff.
+    func run(links: AsyncStream<LinkEvent>, restart: @escaping @Sendable (String) async -> Void) async
+    /// Clears the answer area and shows `text`.
+    func display(_ text: String) async throws
+    /// A stream for an answer to the glasses on the current link. With `claim` (an answer the
+    /// glasses did not ask for), only when they are idle, and they are busy until
+    /// `answerFinished(_:)`. Throws `SessionError.notConnected`, or `.busy` when a claim finds them busy.
+    func answerStream(claim: Bool) async throws -> AnswerStream
+    /// Marks the end of an answer (shown through `stream`, if any): the glasses are ready for
+    /// the next question, unless a newer answer has taken them since.
+    func answerFinished(_ stream: AnswerStream?) async
+    /// Tells the glasses to stop recording now (the host heard the end of speech).
+    func stopRecording() async throws
+    /// Scene mode: asks idle glasses for a photo, which comes as `.sceneFrame`. Throws
+    /// `SessionError.busy` while they capture or answer, `.notConnected` when they are not ready.
+    func requestSceneFrame() async throws
+    /// Shows a hazard warning on the glasses, or clears it (`nil`).
+    func showAlert(_ text: String?) async throws
+}
+
+extension GlassesSession {
+    public func answerStream() async throws -> AnswerStream { try await answerStream(claim: false) }
+    public func answerFinished() async { await answerFinished(nil) }
+}
