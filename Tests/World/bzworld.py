@@ -52,7 +52,7 @@ from bluezoo.bluezoo import BluezMockService  # noqa: E402
 from bluezoo.controller import BlueZooDoesNotExistError  # noqa: E402
 from bluezoo.device import Device  # noqa: E402
 from bluezoo.exceptions import (DBusBluezAlreadyExistsError,  # noqa: E402
-                                DBusBluezDoesNotExistError, DBusBluezFailedError,
+                                DBusBluezAuthenticationFailedError, DBusBluezDoesNotExistError, DBusBluezFailedError,
                                 DBusBluezInProgressError, DBusBluezInvalidArgumentsError,
                                 DBusBluezNotConnectedError, DBusBluezNotPermittedError,
                                 DBusBluezNotReadyError, DBusBluezNotSupportedError)
@@ -534,6 +534,51 @@ async def _device_disconnect(self, uuid=None):
         _drop_link(link, REASON_LOCAL, REASON_REMOTE)
     else:
         _drop_link(link, REASON_REMOTE, REASON_LOCAL)
+
+
+# ------------------------------------------------------------ pairing (P16)
+#
+# Stock Device1.Pair needs a default agent of capability NoInputNoOutput
+# (AttributeError without one, NotImplementedError with any other), pairs
+# without a link, never refuses, answers a second Pair with success, and its
+# Bonded setter writes `bond`, so Bonded stays false. It also marks the
+# peripheral's view of the central paired without PropertiesChanged. BlueZ's
+# pair_device() (src/device.c): InProgress while bonding, AlreadyExists when
+# bonded, the caller's (or default) agent's IO capability or NoInputNoOutput
+# without one, and an LE device that is not connected is connected first.
+# The peripherals here have no IO, so it is Just Works: the initiator's agent
+# is never asked. A peripheral that still holds a bond the central lost
+# (its view of the central is paired, the central's device is not, e.g.
+# after the central's RemoveDevice) refuses, as a Brilliant Frame does until
+# its pin-hole reset (nRF peer manager without re-pairing):
+# org.bluez.Error.AuthenticationFailed, what BlueZ reports for an SMP
+# "pairing failed". The peripheral forgets the bond with RemoveDevice of its
+# view on its own adapter.
+
+@_dbus_method
+async def _device_pair(self):
+    if self.__dict__.get("_bzw_pairing"):
+        raise DBusBluezInProgressError("In Progress")
+    if self.paired:
+        raise DBusBluezAlreadyExistsError("Already Exists")
+    self.__dict__["_bzw_pairing"] = True
+    try:
+        if not _is_connected(self):
+            await self.connect()
+        link = self.__dict__.get("_bzw_link")
+        if link is None or not link.alive:
+            raise DBusBluezFailedError("le-connection-abort-by-local")
+        view = link.periph
+        if view.paired:
+            raise DBusBluezAuthenticationFailedError("Authentication Failed")
+        log.info("pairing %s (Just Works)", link)
+        for dev in (view, self):
+            dev.paired = dev.bonded = True
+            _emit_changed(dev, "Paired", True)
+            _emit_changed(dev, "Bonded", True)
+            _expiry_cancel(dev)     # P14: no longer temporary
+    finally:
+        self.__dict__["_bzw_pairing"] = False
 
 
 # ------------------------------------------------- GATT applications (P3)
@@ -1234,6 +1279,10 @@ def install_patches():
     P15 Device1.RSSI only while a scan reports the device: invalidated (and
         absent) when a tick no longer reports it and when discovery stops;
         with Test1.HoldRSSI(true) only when discovery stops, as in BlueZ.
+    P16 Pair: Just Works whatever the agent, connects first, InProgress /
+        AlreadyExists, Paired and Bonded on both sides with PropertiesChanged;
+        refused (AuthenticationFailed) while the peripheral keeps a bond the
+        central lost.
     Reconnect: fresh GATT objects per link, old ones are unexported first.
     Extra: AlreadyExists/DoesNotExist like BlueZ for (Un)Register*.
     """
@@ -1246,6 +1295,7 @@ def install_patches():
     Device.attach_to_adapter = _attach_to_adapter
     Device.connect = _device_connect
     Device.disconnect = _device_disconnect
+    _replace_method(Device, "Pair", _device_pair)     # P16
 
     # P15: RSSI leaves Device1's own vtable; _rssi_vtable_add serves it.
     DBUS_CLASS_TO_META[DeviceInterface].python_attr_to_dbus_member.pop("RSSI")

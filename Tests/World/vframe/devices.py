@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The virtual Frame's hardware behind its Lua API (no Lua, no D-Bus here): the flash file
+system, the microphone, the camera and the display. Shared by the Lua thread (vframe/lua_vm.py)
+and the test control (virtual_frame.py), so every object guards its state with a lock.
+"""
+import io
+import os
+import struct
+import threading
+import time
+import wave
+
+# frame.display colour names (Brilliant's SDK docs: a 16-entry palette) -> the RGB shown in PNGs.
+PALETTE = {"VOID": 0x000000, "WHITE": 0xFFFFFF, "GREY": 0x9D9D9D, "RED": 0xBE2633,
+           "PINK": 0xE06F8B, "DARKBROWN": 0x493C2B, "BROWN": 0xA46422, "ORANGE": 0xEB8931,
+           "YELLOW": 0xF7E26B, "DARKGREEN": 0x2F484E, "GREEN": 0x44891A, "LIGHTGREEN": 0xA3CE27,
+           "NIGHTBLUE": 0x1B2632, "SEABLUE": 0x005784, "SKYBLUE": 0x31A2F2, "CLOUDBLUE": 0xB2DCEF}
+WIDTH, HEIGHT = 640, 400
+# frame.camera.capture{quality=...} names -> JPEG quality (Pillow); AppMessage's 0..4 in order.
+QUALITY = {"VERY_LOW": 25, "LOW": 40, "MEDIUM": 55, "HIGH": 70, "VERY_HIGH": 85}
+CAPTURE_TIME = 0.25        # s from capture() until image_ready() (exposure and compression)
+HIDDEN = ".bootloader"     # the DFU bootloader's settings in the flash folder, not a user file
+
+
+class Fail(Exception):
+    """An error the Lua API raises as a Lua error with this message."""
+
+
+class Flash:
+    """frame.file: files in a folder that outlives resets and processes (the device's flash)."""
+
+    def __init__(self, root):
+        self.root = root
+        self.handles = {}
+        self.next_handle = 1
+        self.lock = threading.Lock()
+
+    def path(self, name):
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+        if any(p == ".." for p in parts) or (parts and parts[0] == HIDDEN):
+            raise Fail(f"invalid path: {name}")
+        return os.path.join(self.root, *parts)
+
+    def open(self, name, mode):
+        mode = (mode or b"read").decode() if isinstance(mode, bytes) else (mode or "read")
+        py = {"read": "rb", "r": "rb", "write": "wb", "w": "wb", "append": "ab", "a": "ab"}.get(mode)
+        if py is None:
+            raise Fail(f"invalid mode: {mode}")
+        try:
+            f = open(self.path(name), py)
+        except OSError:
+            raise Fail(f"could not open file: {name.decode(errors='replace')}")
+        with self.lock:
+            handle = self.next_handle
+            self.next_handle += 1
+            self.handles[handle] = f
+        return handle
+
+    def _file(self, handle):
+        f = self.handles.get(handle)
+        if f is None:
+            raise Fail("file is closed")
+        return f
+
+    def read(self, handle, n):
+        """A line without its newline (n None), or up to n bytes; None at the end."""
+        f = self._file(handle)
+        data = f.readline() if n is None else f.read(int(n))
+        if not data:
+            return None
+        return data[:-1] if n is None and data.endswith(b"\n") else data
+
+    def write(self, handle, data):
+        self._file(handle).write(data)
+
+    def close(self, handle):
+        f = self.handles.pop(handle, None)
+        if f is not None:
+            f.close()
+
+    def close_all(self):
+        for handle in list(self.handles):
+            self.close(handle)
+
+    def remove(self, name):
+        try:
+            os.remove(self.path(name))
+        except OSError:
+            raise Fail(f"could not remove: {name.decode(errors='replace')}")
+
+    def rename(self, old, new):
+        try:
+            os.rename(self.path(old), self.path(new))
+        except OSError:
+            raise Fail("could not rename")
+
+    def mkdir(self, name):
+        try:
+            os.mkdir(self.path(name))
+        except OSError:
+            raise Fail("could not create directory")
+
+    def listdir(self, name=b""):
+        """[(name, size, type)]: type 1 file, 2 folder, as frame.file.listdir tables."""
+        try:
+            base = self.path(name or b"")
+            names = sorted(os.listdir(base))
+        except OSError:
+            raise Fail("could not open directory")
+        out = []
+        for n in names:
+            if n == HIDDEN and base == self.root:
+                continue
+            p = os.path.join(base, n)
+            out.append((n, os.path.getsize(p) if os.path.isfile(p) else 0, 2 if os.path.isdir(p) else 1))
+        return out
+
+    def files(self):
+        """Every user file, relative to the flash root (the test control's Files())."""
+        out = []
+        for dirpath, dirs, names in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if not (dirpath == self.root and d == HIDDEN))
+            for n in sorted(names):
+                out.append(os.path.relpath(os.path.join(dirpath, n), self.root))
+        return out
+
+
+class Microphone:
+    """frame.microphone: the fed clip (else silence) becomes readable in real time from start();
+    8-bit samples are the signed high byte, 16-bit ones signed little-endian (the nRF's order).
+    No overflow is modelled: unread samples wait until read."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.clip = (16000, b"")      # (rate, s16le mono)
+        self.running = False
+        self.rate = 8000
+        self.bits = 16
+        self.t0 = 0.0
+        self.t_stop = None
+        self.taken = 0                # samples read out of this recording
+
+    def feed(self, path):
+        with wave.open(path, "rb") as w:
+            rate, width, channels = w.getframerate(), w.getsampwidth(), w.getnchannels()
+            raw = w.readframes(w.getnframes())
+        out = bytearray()
+        step = width * channels
+        for i in range(0, len(raw) - step + 1, step):
+            if width == 1:
+                out += struct.pack("<h", (raw[i] - 128) << 8)
+            else:       # the two most significant bytes of the first channel
+                out += raw[i + width - 2:i + width]
+        with self.lock:
+            self.clip = (rate, bytes(out))
+
+    def start(self, rate, bits):
+        if rate not in (8000, 16000):
+            raise Fail("sample_rate must be 8000 or 16000")
+        if bits not in (8, 16):
+            raise Fail("bit_depth must be 8 or 16")
+        with self.lock:
+            self.rate, self.bits = rate, bits
+            self.running, self.t0, self.t_stop, self.taken = True, time.monotonic(), None, 0
+
+    def stop(self):
+        with self.lock:
+            if self.running:
+                self.running, self.t_stop = False, time.monotonic()
+
+    def _sample(self, k):
+        rate, clip = self.clip
+        j = int(k * rate / self.rate)
+        return struct.unpack_from("<h", clip, 2 * j)[0] if 2 * j + 2 <= len(clip) else 0
+
+    def read(self, n):
+        """Up to n bytes of samples recorded so far; b"" when none yet; None when stopped and
+        drained (or never started)."""
+        with self.lock:
+            end = self.t_stop if self.t_stop is not None else time.monotonic()
+            if not self.running and self.t_stop is None:
+                return None
+            ready = int((end - self.t0) * self.rate) - self.taken
+            width = self.bits // 8
+            count = max(0, min(ready, int(n) // width))
+            if count == 0:
+                return None if not self.running else b""
+            out = bytearray()
+            for k in range(self.taken, self.taken + count):
+                v = self._sample(k)
+                out += struct.pack("<b", v >> 8) if width == 1 else struct.pack("<h", v)
+            self.taken += count
+            return bytes(out)
+
+
+class Camera:
+    """frame.camera: capture() makes a square JPEG of `resolution` from the fed picture (default
+    Tests/Fixtures/photo.jpg) at the asked quality; read(n) serves it in pieces, then None."""
+
+    def __init__(self, default_path):
+        self.lock = threading.Lock()
+        self.source = default_path
+        self.image = b""
+        self.pos = 0
+        self.ready_at = None
+
+    def feed(self, path):
+        with open(path, "rb") as f:
+            f.read(1)
+        with self.lock:
+            self.source = path
+
+    def capture(self, resolution, quality):
+        if not (100 <= resolution <= 720) or resolution % 2:
+            raise Fail("resolution must be an even number between 100 and 720")
+        from PIL import Image
+        with self.lock:
+            source = self.source
+        try:
+            img = Image.open(source).convert("RGB")
+        except OSError:
+            img = Image.new("RGB", (720, 720), (90, 120, 160))
+        side = min(img.size)
+        left, top = (img.width - side) // 2, (img.height - side) // 2
+        img = img.crop((left, top, left + side, top + side)).resize((resolution, resolution))
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=quality)
+        with self.lock:
+            self.image, self.pos = buf.getvalue(), 0
+            self.ready_at = time.monotonic() + CAPTURE_TIME
+
+    def image_ready(self):
+        with self.lock:
+            return self.ready_at is not None and time.monotonic() >= self.ready_at
+
+    def read(self, n):
+        with self.lock:
+            if not self.image or self.ready_at is None or time.monotonic() < self.ready_at:
+                return None
+            if self.pos >= len(self.image):
+                return None
+            piece = self.image[self.pos:self.pos + int(n)]
+            self.pos += len(piece)
+            return piece
+
+
+class Display:
+    """frame.display: text() draws into the back buffer, show() makes it the shown frame and
+    starts an empty back buffer (the firmware's double buffering)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.back = []
+        self.shown = []           # [(x, y, colour name, text)]
+        self.frames = 0
+
+    def text(self, s, x, y, colour, spacing):
+        colour = (colour or b"WHITE").decode().upper() if isinstance(colour, bytes) else (colour or "WHITE")
+        if colour not in PALETTE:
+            raise Fail(f"invalid color: {colour}")
+        with self.lock:
+            self.back.append((int(x), int(y), colour, s.decode("utf-8", "replace")))
+
+    def show(self):
+        with self.lock:
+            self.shown, self.back = self.back, []
+            self.frames += 1
+            return self.describe_locked()
+
+    def clear(self):
+        with self.lock:
+            self.back, self.shown = [], []
+
+    def items(self):
+        with self.lock:
+            return list(self.shown)
+
+    def describe_locked(self):
+        """One line per row (same y), texts left to right; a colour other than white prefixes
+        its text as "[red] " (lower case), like the virtual Monocle's DisplayText."""
+        rows = {}
+        for x, y, colour, text in self.shown:
+            shown = text if colour == "WHITE" else f"[{colour.lower()}] {text}"
+            rows.setdefault(y, []).append((x, shown))
+        return "\n".join(" ".join(t for _, t in sorted(rows[y])) for y in sorted(rows))
+
+    def describe(self):
+        with self.lock:
+            return self.describe_locked()
+
+    def png(self, path):
+        from PIL import Image, ImageDraw, ImageFont
+        img = Image.new("RGB", (WIDTH, HEIGHT), (0, 0, 0))
+        draw = ImageDraw.Draw(img)
+        try:
+            font = ImageFont.load_default(size=32)
+        except TypeError:
+            font = ImageFont.load_default()
+        for x, y, colour, text in self.items():
+            c = PALETTE[colour]
+            draw.text((x, y), text, fill=((c >> 16) & 255, (c >> 8) & 255, c & 255), font=font)
+        img.save(path, "PNG")

@@ -1,0 +1,726 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# virtual_frame: the glassd test world's Brilliant Frame (or, with --halo, a Halo).
+#
+# A BLE peripheral made only with the standard BlueZ peripheral API, like virtual_monocle.py.
+# GATT (frame-protocol.md): service 7a230001-…, RX 7a230002-… (write, write without response),
+# TX 7a230003-… (notify); --halo adds the audio characteristic 7a230005-… (notify, never sent
+# on). Advertised by service UUID with the name "Frame XX" (XX: the adapter address's last byte).
+#
+# Bonding is required: until both sides hold the bond (vframe/bond.py), writes with response and
+# StartNotify fail with org.bluez.Error.NotPermitted "Not paired" (what BlueZ makes of the ATT
+# errors Insufficient Authentication/Encryption) and writes without response are dropped (no ATT
+# response exists to refuse them). The Frame's half of the bond is its adapter's Device1 for the
+# central; bzworld (P16) refuses a new Pair while it is kept, so after the host's RemoveDevice only
+# ResetBond() (the pin-hole reset) lets the host pair again.
+#
+# Behind RX runs a real Lua 5.4 (vframe/lua_vm.py) in its own thread with the firmware's `frame`
+# API emulated (vframe/prelude.lua, vframe/devices.py). Tests drive it through
+# org.glassd.test.VirtualFrame1 (see Tests/World/README.md). Prints READY when registered;
+# frame.update() brings up the "Frame Update" bootloader (vdfu.py) on hci(N+1), DFU READY.
+
+import argparse
+import asyncio
+import json
+import os
+import select
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+
+from worldloop import run_until_signalled  # beside this file
+import gatt_objects  # beside this file
+import linktiming  # beside this file (vdfu needs a link model; it stays off here)
+import vdfu  # beside this file: the bootloader
+from vframe import devices
+from vframe.bond import BondCheck
+from vframe.lua_vm import LuaVM
+
+from dbus_fast import BusType, DBusError, Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+from dbus_fast.service import ServiceInterface, method, signal as dbus_signal
+
+BASE = "-5475-a6a4-654c-8431f6ad49c4"
+SERVICE, RX, TX, HALO_AUDIO = (f"7a23000{i}{BASE}" for i in (1, 2, 3, 5))
+BLUEZ = "org.bluez"
+ROOT = "/org/glassd/vframe"
+APP_PATH, ADV_PATH = ROOT + "/app", ROOT + "/adv0"
+CONTROL_IFACE = "org.glassd.test.VirtualFrame1"
+FIXTURE_PHOTO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "photo.jpg")
+NOTIFY_YIELD_EVERY = 8      # dbus-fast drops the connection on long synchronous bursts
+SEND_QUEUE = 4              # frame.bluetooth.send: notifications the SoftDevice queue holds
+SEND_DRAIN = 0.002          # s each of them takes to go out
+CALL_TIMEOUT = 10.0
+
+
+def warn(text):
+    sys.stderr.write(f"virtual_frame: {text}\n")
+    sys.stderr.flush()
+
+
+class Characteristic(gatt_objects.GattCharacteristic):
+    def __init__(self, frame, service_path, uuid, role):
+        super().__init__(service_path, uuid)
+        self.vf, self.vf_role = frame, role
+        self.vf_outbox = deque()
+        self.vf_task = None
+
+    def flags(self):
+        return ["write", "write-without-response"] if self.vf_role == "rx" else ["notify"]
+
+    def mtu(self):
+        return self.vf.mtu
+
+    @method()
+    async def WriteValue(self, value: "ay", options: "a{sv}"):
+        if self.vf_role != "rx":
+            raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
+        self.check_length(value)
+        kind = options.get("type")
+        kind = kind.value if isinstance(kind, Variant) else "request"
+        device = options.get("device")
+        device = device.value if isinstance(device, Variant) else None
+        async with self.vf.gate:        # in order, also when a bond lookup has to wait
+            if not await self.vf.bond.encrypted(device):
+                if kind == "request":
+                    self.vf.stats["refused_requests"] += 1
+                    raise DBusError("org.bluez.Error.NotPermitted", "Not paired")
+                self.vf.stats["dropped_commands"] += 1
+                return
+            self.vf.on_write(bytes(value), kind)
+
+    @method()
+    async def StartNotify(self):
+        if self.vf_role == "rx":
+            raise DBusError("org.bluez.Error.NotSupported", "Notify not supported")
+        if not await self.vf.bond.encrypted(None):
+            self.vf.stats["refused_notify"] += 1
+            raise DBusError("org.bluez.Error.NotPermitted", "Not paired")
+        self.set_notifying(True)
+
+    @method()
+    def StopNotify(self):
+        self.stop()
+
+    def stop(self):
+        self.vf_outbox.clear()
+        self.set_notifying(False)
+
+    def notify(self, data: bytes):
+        """Queue data as notifications of at most MTU-3 bytes each (dropped when off)."""
+        if not self.gatt_notifying:
+            return False
+        step = self.vf.mtu - 3
+        for i in range(0, max(1, len(data)), step):
+            self.vf_outbox.append(data[i:i + step])
+        if self.vf_task is None or self.vf_task.done():
+            self.vf_task = asyncio.get_running_loop().create_task(self._drain())
+        return True
+
+    async def _drain(self):
+        sent = 0
+        while self.vf_outbox:
+            if not self.gatt_notifying:
+                self.vf_outbox.clear()
+                return
+            await self.vf.until_writable()
+            self.gatt_value = self.vf_outbox.popleft()
+            self.emit_properties_changed({"Value": self.gatt_value})
+            sent += 1
+            if sent % NOTIFY_YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+
+
+class Advertisement(gatt_objects.Advertisement):
+    def __init__(self, frame):
+        super().__init__()
+        self.vf = frame
+
+    def local_name(self):
+        return self.vf.local_name
+
+    def service_uuids(self):
+        return [SERVICE]
+
+    def tx_power(self):
+        return self.vf.tx_power
+
+    def released(self):
+        self.vf.adv_registered = False
+
+
+class UpdateAdvertisement(gatt_objects.Advertisement):
+    """The bootloader's advertisement: "Frame Update" (frame-protocol.md), service FE59."""
+
+    def __init__(self, target):
+        super().__init__()
+        self.t = target
+
+    def local_name(self):
+        return "Frame Update"
+
+    def service_uuids(self):
+        return [vdfu.DFU_SERVICE]
+
+    def tx_power(self):
+        return self.t.tx_power
+
+    def released(self):
+        self.t.registered = False
+
+
+class Bootloader(vdfu.DfuTarget):
+    """vdfu's Secure DFU target with the Frame bootloader's name."""
+
+    def export(self, bus):
+        svc = f"{self.app_path}/service0"
+        self.control_path = f"{svc}/char0"
+        self.control = vdfu._Char(self, svc, vdfu.DFU_CONTROL)
+        self.packet = vdfu._Char(self, svc, vdfu.DFU_PACKET)
+        bus.export(svc, gatt_objects.GattService(vdfu.DFU_SERVICE))
+        bus.export(self.control_path, self.control)
+        bus.export(f"{svc}/char1", self.packet)
+        bus.export(self.adv_path, UpdateAdvertisement(self))
+
+
+class Control(ServiceInterface):
+    """org.glassd.test.VirtualFrame1: what a test does to the glasses and reads from them."""
+
+    def __init__(self, frame):
+        super().__init__(CONTROL_IFACE)
+        self.vf = frame
+
+    @method()
+    async def Tap(self):
+        await self.vf.tap()
+
+    @method()
+    def FeedAudio(self, path: "s"):
+        try:
+            self.vf.mic.feed(path)
+        except Exception as e:
+            raise DBusError("org.glassd.test.Error.Failed", f"{path}: {e}")
+
+    @method()
+    def FeedImage(self, path: "s"):
+        try:
+            self.vf.camera.feed(path)
+        except OSError as e:
+            raise DBusError("org.glassd.test.Error.Failed", f"{path}: {e}")
+
+    @method()
+    def DisplayText(self) -> "s":
+        return self.vf.display.describe()
+
+    @method()
+    def DisplayItems(self) -> "a(iiss)":
+        return [[x, y, c, t] for x, y, c, t in self.vf.display.items()]
+
+    @method()
+    def DisplayPNG(self, path: "s"):
+        try:
+            self.vf.display.png(path)
+        except (OSError, ImportError) as e:
+            raise DBusError("org.glassd.test.Error.Failed", f"{path}: {e}")
+
+    @method()
+    def SetBattery(self, level: "y"):
+        self.vf.battery = min(100, level)
+
+    @method()
+    def SetFirmwareVersion(self, version: "s"):
+        """frame.FIRMWARE_VERSION from the next boot (reset, power-on) on."""
+        self.vf.version = version
+
+    @method()
+    def SetNextFirmwareVersion(self, version: "s"):
+        """The version a finished DFU boots with when its image carries no version marker."""
+        self.vf.dfu.state.next_version = version
+
+    @method()
+    def RefuseNextInit(self):
+        self.vf.dfu.state.refuse_next_init = True
+
+    @method()
+    async def Bonded(self) -> "b":
+        return bool(await self.vf.bond.bonded_views())
+
+    @method()
+    async def ResetBond(self):
+        await self.vf.reset_bond()
+
+    @method()
+    def Files(self) -> "as":
+        return self.vf.flash.files()
+
+    @method()
+    async def PowerOff(self):
+        await self.vf.power_off()
+
+    @method()
+    async def PowerOn(self):
+        await self.vf.power_on()
+
+    @method()
+    async def PowerCycle(self):
+        await self.vf.power_off()
+        await self.vf.power_on()
+
+    @method()
+    def Mode(self) -> "s":
+        return self.vf.mode
+
+    @method()
+    async def EnterDFU(self):
+        if self.vf.mode != "app":
+            raise DBusError("org.glassd.test.Error.Failed", f"not running the app ({self.vf.mode})")
+        await self.vf.enter_dfu()
+
+    @method()
+    def SetSendBusy(self, count: "u"):
+        """The next `count` frame.bluetooth.send calls fail as with a full notification queue."""
+        self.vf.send_busy = count
+
+    @method()
+    async def Inject(self, frames: "aay"):
+        """Notifies each frame as it is on TX (1 to MTU-3 bytes each): broken or hostile glasses."""
+        limit = self.vf.mtu - 3
+        if any(not f or len(f) > limit for f in frames):
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", f"frames must be 1 to {limit} bytes")
+        for f in frames:
+            self.vf.tx.notify(bytes(f))
+        self.vf.stats["injected_frames"] += len(frames)
+
+    @method()
+    def Stats(self) -> "a{sv}":
+        out = {k: Variant("t", int(v)) for k, v in self.vf.stats.items()}
+        out["frames"] = Variant("t", self.vf.display.frames)
+        out["running"] = Variant("b", self.vf.vm.running)
+        return out
+
+    @dbus_signal()
+    def DisplayChanged(self, text) -> "s":
+        return text
+
+
+class Frame:
+    """The device: GATT app and advertisement, the Lua VM, power, bond and DFU mode."""
+
+    def __init__(self, args):
+        self.args = args
+        self.adapter_name = args.adapter
+        self.adapter_path = f"/org/bluez/{args.adapter}"
+        self.tx_power, self.mtu, self.battery = args.tx_power, args.mtu, args.battery
+        self.version, self.halo = args.firmware_version, args.halo
+        self.local_name = args.name or ("Halo" if args.halo else "Frame")   # + address, at registration
+        self.address_text = "00:00:00:00:00:00"
+        self.record = open(args.record, "a", encoding="utf-8") if args.record else None
+        self.stats = Counter()
+        self.flash = devices.Flash(args.fs)
+        self.mic, self.display = devices.Microphone(), devices.Display()
+        self.camera = devices.Camera(args.photo)
+        self.vm = LuaVM(self, self.flash, self.mic, self.camera, self.display, self.stats)
+        self.mode = "app"           # "off", "asleep" (frame.sleep()), "dfu"
+        self.bus = self.bond = self.loop = None
+        self.gate = asyncio.Lock()
+        self.bluez_owner = None
+        self.app_registered = self.adv_registered = False
+        self.register_task = None
+        self.stopping = False
+        self.send_busy = 0
+        self.sent_at = deque()      # times of frame.bluetooth.send notifications (Lua thread)
+        self.link = linktiming.LinkTiming()
+        boot_dir = os.path.join(args.fs, devices.HIDDEN)
+        os.makedirs(boot_dir, exist_ok=True)
+        self.dfu = Bootloader(self, ROOT, dfu_adapter_of(args.adapter), boot_dir, self.stats,
+                              args.mtu, args.tx_power, args.dfu_inactivity)
+
+    # --- objects
+    def export(self):
+        svc = f"{APP_PATH}/service0"
+        self.rx = Characteristic(self, svc, RX, "rx")
+        self.tx = Characteristic(self, svc, TX, "tx")
+        self.bus.export(svc, gatt_objects.GattService(SERVICE))
+        self.bus.export(f"{svc}/char0", self.rx)
+        self.bus.export(f"{svc}/char1", self.tx)
+        if self.halo:
+            self.bus.export(f"{svc}/char2", Characteristic(self, svc, HALO_AUDIO, "audio"))
+        self.bus.export(ADV_PATH, Advertisement(self))
+        self.control = Control(self)
+        self.bus.export(f"{ROOT}/{self.adapter_name}", self.control)
+        self.dfu.export(self.bus)
+
+    def note(self, event):
+        if self.record is not None:
+            self.record.write(json.dumps(dict(event, t=time.monotonic())) + "\n")
+            self.record.flush()
+
+    # --- RX
+    def on_write(self, value, kind):
+        self.stats["writes"] += 1
+        self.note({"rx": value.hex(), "type": kind})
+        if self.mode != "app":
+            return
+        if value == b"\x03":
+            self.stats["breaks"] += 1
+            self.vm.interrupt()
+        elif value == b"\x04":
+            self.stats["resets"] += 1
+            self.vm.reset()
+        elif value == b"\x05" and self.halo:     # Halo: remove main.lua
+            try:
+                os.remove(os.path.join(self.flash.root, "main.lua"))
+            except OSError:
+                pass
+        elif value[:1] == b"\x01":
+            self.stats["data_in"] += 1
+            self.vm.data(value[1:])
+        else:
+            self.vm.chunk(value)
+
+    # --- host functions for the Lua thread (called from it)
+    def _in_loop(self, fn, *args):
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def output(self, data):
+        self.stats["prints"] += 1
+        self._in_loop(self.tx.notify, data)
+
+    def max_length(self):
+        return min(self.mtu, 512) - 4
+
+    def connected(self):
+        return self.tx.gatt_notifying
+
+    def send(self, data):
+        if len(data) > self.max_length():
+            return f"payload too long ({len(data)} > {self.max_length()})"
+        now = time.monotonic()
+        while self.sent_at and self.sent_at[0] <= now:
+            self.sent_at.popleft()
+        if self.send_busy > 0 or len(self.sent_at) >= SEND_QUEUE:
+            if self.send_busy > 0:
+                self.send_busy -= 1
+            self.stats["send_busy"] += 1
+            return "bluetooth send buffer full"
+        start = self.sent_at[-1] if self.sent_at else now
+        self.sent_at.append(max(start, now) + SEND_DRAIN)
+        self.stats["data_out"] += 1
+        self._in_loop(self._send_now, b"\x01" + data)
+        return None
+
+    def _send_now(self, value):
+        self.note({"tx": value.hex()})
+        self.tx.notify(value)
+
+    def address(self):
+        return self.address_text
+
+    def firmware_version(self):
+        return self.version
+
+    def hardware(self):
+        return "Halo" if self.halo else "Frame"
+
+    def display_changed(self, text):
+        self._in_loop(self._display_changed, text)
+
+    def _display_changed(self, text):
+        self.note({"display": text})
+        self.control.DisplayChanged(text)
+
+    def battery_level(self):
+        return self.battery
+
+    def request_dfu(self):
+        self._in_loop(lambda: self.loop.create_task(self.enter_dfu()))
+
+    def request_deep_sleep(self):
+        self._in_loop(lambda: self.loop.create_task(self.power_off("asleep")))
+
+    # --- power, bond, DFU
+    async def tap(self):
+        self.stats["taps"] += 1
+        if self.mode == "asleep":       # a tap wakes it: it boots
+            await self.power_on()
+        elif self.mode == "app":
+            self.vm.tap()
+
+    async def power_off(self, mode="off"):
+        if self.mode == "dfu":
+            await self.dfu.down()
+        elif self.mode == "app":
+            self.vm.power_off()
+        self.mode = mode
+        self.stats["power_offs" if mode == "off" else "deep_sleeps"] += 1
+        self.display.clear()
+        self.mic.stop()
+        await self.disconnect_centrals()
+        await self.unregister()
+        self.note({"mode": mode})
+
+    async def power_on(self):
+        if self.mode == "app":
+            return
+        if self.mode == "dfu":
+            await self.dfu.down()
+        self.mode = "app"
+        self.stats["power_ons"] += 1
+        self.vm.reset()
+        self.note({"mode": "app"})
+        self.schedule_register()
+
+    async def reset_bond(self):
+        """The cradle's pin-hole reset: the Frame forgets its bonds (RemoveDevice of its views of
+        the centrals, which drops their links) and boots."""
+        for path in await self.bond.bonded_views():
+            try:
+                await self.call(BLUEZ, self.adapter_path, "org.bluez.Adapter1", "RemoveDevice",
+                                "o", [path])
+            except (DBusError, asyncio.TimeoutError) as e:
+                warn(f"RemoveDevice {path}: {e}")
+        self.bond.invalidate()
+        self.stats["bond_resets"] += 1
+        if self.mode == "app":
+            self.vm.reset()
+
+    async def enter_dfu(self):
+        if self.mode != "app" or self.stopping:
+            return
+        self.mode = "dfu"
+        self.stats["dfu_entries"] += 1
+        self.vm.power_off()
+        self.note({"mode": "dfu"})
+        await self.disconnect_centrals()
+        await self.unregister()
+        self.dfu.state.cold_start()
+        self.dfu.state.enter()
+        await self.dfu_up()
+
+    async def dfu_up(self):
+        try:
+            up = await self.dfu.up()
+        except (DBusError, asyncio.TimeoutError) as e:
+            warn(f"bootloader on {self.dfu.adapter}: {e}")
+            return
+        if up:
+            print("DFU READY", flush=True)
+        else:
+            warn(f"adapter {self.dfu.adapter} does not exist: no 'Frame Update' is advertised")
+
+    async def leave_dfu(self, version):
+        """vdfu's hook: the bootloader starts the app (new image: `version`, None = unchanged)."""
+        if self.mode != "dfu" or self.stopping:
+            return
+        await self.dfu.down()
+        self.dfu.state.finish()
+        if version is not None:
+            self.version = version
+            self.stats["dfu_boots"] += 1
+        self.mode = "asleep"            # so that power_on boots
+        await self.power_on()
+
+    async def disconnect_centrals(self, adapter_path=None):
+        adapter_path = adapter_path or self.adapter_path
+        try:
+            objects = await self.bond.objects()
+        except (DBusError, asyncio.TimeoutError):
+            return
+        for path, ifaces in objects.items():
+            dev = ifaces.get("org.bluez.Device1")
+            if path.startswith(adapter_path + "/") and dev and dev["Connected"].value:
+                try:
+                    await self.call(BLUEZ, path, "org.bluez.Device1", "Disconnect")
+                except (DBusError, asyncio.TimeoutError) as e:
+                    warn(f"Disconnect {path}: {e}")
+        self.tx.stop()
+
+    async def until_writable(self):
+        """dbus-fast drops the connection when a send finds the socket full: wait for room."""
+        fd = getattr(getattr(self.bus, "_writer", None), "fd", None)
+        while fd is not None and not self.stopping and not select.select([], [fd], [], 0)[1]:
+            await asyncio.sleep(0.001)
+
+    # --- D-Bus plumbing
+    async def call(self, destination, path, interface, member, signature="", body=()):
+        reply = await asyncio.wait_for(self.bus.call(Message(
+            destination=destination, path=path, interface=interface, member=member,
+            signature=signature, body=list(body))), CALL_TIMEOUT)
+        if reply.message_type == MessageType.ERROR:
+            text = reply.body[0] if reply.body else ""
+            raise DBusError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text, reply)
+        return reply.body
+
+    def on_message(self, msg):
+        if msg.message_type != MessageType.SIGNAL:
+            return None
+        if msg.member == "NameOwnerChanged" and msg.interface == "org.freedesktop.DBus":
+            if msg.body[0] == BLUEZ:
+                self.bluez_changed(msg.body[2] or None)
+            return None
+        if msg.sender != self.bluez_owner:
+            return None
+        self.bond.on_signal(msg)
+        if msg.interface == "org.freedesktop.DBus.ObjectManager" and msg.body[0] == self.adapter_path \
+                and "org.bluez.Adapter1" in msg.body[1]:
+            if msg.member == "InterfacesRemoved":
+                self.app_registered = self.adv_registered = False
+                self.tx.stop()
+            else:
+                self.schedule_register()
+        return None
+
+    def bluez_changed(self, owner):
+        if owner == self.bluez_owner:
+            return
+        self.bluez_owner = owner
+        self.app_registered = self.adv_registered = False
+        self.dfu.registered = False
+        self.tx.stop()
+        self.bond.invalidate()
+        if owner is None:
+            warn("org.bluez went away; waiting for it")
+        else:
+            self.schedule_register()
+
+    def schedule_register(self):
+        if self.stopping or self.bluez_owner is None or self.mode in ("off", "asleep"):
+            return
+        if self.register_task is None or self.register_task.done():
+            self.register_task = self.loop.create_task(self.register_loop())
+
+    async def register_loop(self):
+        if self.mode == "dfu":
+            await self.dfu_up()
+            return
+        delay = 0.1
+        while not self.stopping and self.bluez_owner is not None and self.mode == "app":
+            try:
+                address = (await self.call(BLUEZ, self.adapter_path, "org.freedesktop.DBus.Properties",
+                                           "Get", "ss", ["org.bluez.Adapter1", "Address"]))[0].value
+                self.address_text = address
+                if self.args.name is None:
+                    self.local_name = f"{'Halo' if self.halo else 'Frame'} {address[-2:].upper()}"
+                if not self.app_registered:
+                    await self.call(BLUEZ, self.adapter_path, "org.bluez.GattManager1",
+                                    "RegisterApplication", "oa{sv}", [APP_PATH, {}])
+                    self.app_registered = True
+                if not self.adv_registered:
+                    await self.call(BLUEZ, self.adapter_path, "org.bluez.LEAdvertisingManager1",
+                                    "RegisterAdvertisement", "oa{sv}", [ADV_PATH, {}])
+                    self.adv_registered = True
+                print("READY", flush=True)
+                return
+            except DBusError as e:
+                if e.type == "org.bluez.Error.AlreadyExists":
+                    if not self.app_registered:
+                        self.app_registered = True
+                    else:
+                        self.adv_registered = True
+                    continue
+                warn(f"registration on {self.adapter_path}: {e.type}: {e.text}; retrying")
+            except asyncio.TimeoutError:
+                warn(f"registration on {self.adapter_path} timed out; retrying")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def unregister(self):
+        if self.register_task is not None:
+            self.register_task.cancel()
+        for flag, iface, member, path in (
+                ("adv_registered", "org.bluez.LEAdvertisingManager1", "UnregisterAdvertisement", ADV_PATH),
+                ("app_registered", "org.bluez.GattManager1", "UnregisterApplication", APP_PATH)):
+            if getattr(self, flag) and self.bluez_owner is not None:
+                try:
+                    await asyncio.wait_for(self.call(BLUEZ, self.adapter_path, iface, member, "o", [path]), 2)
+                except (DBusError, asyncio.TimeoutError) as e:
+                    warn(f"{member}: {e}")
+            setattr(self, flag, False)
+
+    async def run(self, stop):
+        self.loop = asyncio.get_running_loop()
+        self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
+        self.bond = BondCheck(self.bus, self.adapter_path)
+        self.export()
+        self.vm.start()
+        if vdfu.DfuState.pending(self.dfu.state.fs) and not self.dfu.state.app_valid:
+            self.mode = "dfu"       # an unfinished update: the bootloader comes up
+            self.dfu.state.cold_start()
+            self.vm.power_off()
+        else:
+            self.dfu.state.finish()
+            self.vm.reset()         # power-on: main.lua runs
+        name = f"org.glassd.test.VirtualFrame.{self.adapter_name}"
+        try:
+            await self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                            "RequestName", "su", [name, 4])
+        except DBusError as e:
+            warn(f"cannot own {name} ({e.text}); the control is on {self.bus.unique_name}")
+        self.bus.add_message_handler(self.on_message)
+        for rule in ("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                     f"member='NameOwnerChanged',arg0='{BLUEZ}'",
+                     f"type='signal',sender='{BLUEZ}',interface='org.freedesktop.DBus.ObjectManager'",
+                     f"type='signal',sender='{BLUEZ}',interface='org.freedesktop.DBus.Properties',"
+                     "arg0='org.bluez.Device1'"):
+            await self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                            "AddMatch", "s", [rule])
+        try:
+            owner = (await self.call("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", "GetNameOwner", "s", [BLUEZ]))[0]
+            self.bluez_changed(owner)
+        except DBusError:
+            warn("org.bluez is not on the bus yet; waiting for it")
+        await stop.wait()
+        self.stopping = True
+        self.vm.stop()
+        await self.unregister()
+        if self.dfu.registered:
+            await self.dfu.down()
+        await asyncio.sleep(0.2)    # bluez may still read our objects: answer before leaving
+        self.bus.disconnect()
+        if self.record is not None:
+            self.record.close()
+
+
+def dfu_adapter_of(adapter):
+    """hciN -> hci(N+1): where the bootloader advertises (address + 1 in the standard world)."""
+    head = adapter.rstrip("0123456789")
+    digits = adapter[len(head):]
+    return f"{head}{int(digits) + 1}" if digits else adapter + "-dfu"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="virtual Brilliant Frame (BLE peripheral)")
+    parser.add_argument("--adapter", required=True, help="adapter to register on, e.g. hci1")
+    parser.add_argument("--name", help="advertised LocalName (default: 'Frame XX', XX the last "
+                        "byte of the adapter's address; 'Halo XX' with --halo)")
+    parser.add_argument("--halo", action="store_true",
+                        help="a Halo: adds the audio characteristic 7a230005-… (and 0x05 removes main.lua)")
+    parser.add_argument("--tx-power", type=int, default=-45, help="advertised TxPower (default -45)")
+    parser.add_argument("--mtu", type=int, default=247, help="ATT MTU (default 247)")
+    parser.add_argument("--fs", metavar="DIR", help="the device's flash (default: a new temporary dir)")
+    parser.add_argument("--firmware-version", default="v25.080.0838",
+                        help="frame.FIRMWARE_VERSION (default v25.080.0838)")
+    parser.add_argument("--battery", type=int, default=100, help="battery level %% (default 100)")
+    parser.add_argument("--photo", default=os.path.normpath(FIXTURE_PHOTO),
+                        help="the camera's picture until FeedImage (default Tests/Fixtures/photo.jpg)")
+    parser.add_argument("--record", metavar="FILE", help="append RX writes, sent data and frames as JSON lines")
+    parser.add_argument("--dfu-inactivity", type=float, default=300.0, metavar="SECONDS",
+                        help="bootloader: boot the still valid app after this long idle (default 300)")
+    args = parser.parse_args()
+    if not 23 <= args.mtu <= 517:
+        parser.error("--mtu must be within 23..517")
+    if not 0 <= args.battery <= 100:
+        parser.error("--battery must be within 0..100")
+    if args.fs is None:
+        args.fs = tempfile.mkdtemp(prefix="vframe-fs.")
+    elif not os.path.isdir(args.fs):
+        parser.error(f"--fs {args.fs}: not a directory")
+    args.fs = os.path.abspath(args.fs)
+    return run_until_signalled(Frame(args).run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
