@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+import Glasses
+
+/// Brilliant Frame's (and Halo's) GATT service: the host writes Lua chunks, control bytes and
+/// 0x01-prefixed data to RX, and gets print output and data as TX notifications
+/// (frame-protocol.md).
+public enum FrameUUID {
+    public static let service = "7a230001-5475-a6a4-654c-8431f6ad49c4"
+    public static let rx = "7a230002-5475-a6a4-654c-8431f6ad49c4"
+    public static let tx = "7a230003-5475-a6a4-654c-8431f6ad49c4"
+    /// Only Halo's firmware has it (its audio out): how a Halo is told from a Frame.
+    public static let haloAudio = "7a230005-5475-a6a4-654c-8431f6ad49c4"
+}
+
+/// The Frame profile's channel name.
+public enum FrameChannel {
+    public static let lua = "lua"
+}
+
+extension GATTProfile {
+    /// One channel: each write is one Lua chunk, control byte or data message, never split.
+    public static let frame = GATTProfile(
+        name: "frame",
+        channels: [
+            Channel(name: FrameChannel.lua, service: FrameUUID.service, write: FrameUUID.rx, notify: FrameUUID.tx, framing: .packets)
+        ])
+}
+
+extension GlassesKind {
+    /// Frame and Halo advertise the Frame service and need a bond (LE Secure Connections, Just
+    /// Works); a Halo shows its audio characteristic once connected.
+    public static let frame = GlassesKind(advertisedService: FrameUUID.service, profile: .frame, bonds: true) { sighting in
+        guard sighting.serviceUUIDs.contains(FrameUUID.service) else { return nil }
+        return sighting.characteristicUUIDs.contains(FrameUUID.haloAudio) ? .halo : .frame
+    }
+}
