@@ -83,6 +83,15 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // The product on any glasses: voice and photo questions, scene mode, the answer on the
+        // glasses. No D-Bus: what it says goes out through protocols (QueryEvents).
+        .target(
+            name: "Product",
+            dependencies: [
+                "GlassdAPI", "GlassdCore", "Glasses", "Audio", "Scene", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
         // Adapters.
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
@@ -101,7 +110,7 @@ let package = Package(
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle",
+                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle", "Product",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -138,6 +147,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "GlassdCore"], swiftSettings: strict),
         .testTarget(name: "GlassesTests", dependencies: ["Glasses", "GlassdCore"], swiftSettings: strict),
+        .testTarget(
+            name: "ProductTests",
+            dependencies: ["Product", "Glasses", "GlassdCore", "Audio", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
@@ -146,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle",
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -8,6 +8,7 @@ import GlassdCore
 import HTTPKit
 import Audio
 import Logging
+import Product
 import Scene
 import Glasses
 import Monocle

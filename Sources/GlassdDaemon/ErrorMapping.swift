@@ -2,9 +2,61 @@
 import DBusKit
 import GlassdAPI
 import GlassdCore
+import Glasses
+import Product
 
-/// The one place where core errors become D-Bus errors.
+/// The one place where errors become D-Bus errors.
 enum ErrorMapping {
+    /// Any error a method or a question can end in.
+    static func busError(for error: any Error) -> BusError {
+        switch error {
+        case let error as BusError: error
+        case let error as AssistantError: busError(error)
+        case let error as LinkError: busError(error)
+        case let error as VoiceFailure: busError(error)
+        case let error as SessionError: busError(error)
+        case is CancellationError: busError(VoiceFailure.cancelled)
+        default: BusError.failed("\(error)")
+        }
+    }
+
+    static func busError(_ error: SessionError) -> BusError {
+        switch error {
+        case .notConnected(let message): BusError(name: GlassdErrorName.notConnected, message: message)
+        case .busy: BusError(name: GlassdErrorName.busy, message: "The glasses are busy with another question.")
+        }
+    }
+
+    static func busError(_ error: VoiceFailure) -> BusError {
+        switch error {
+        // The glasses, not a caller, sent these: named for what happened, not InvalidArgs.
+        case .noSpeech: BusError(name: GlassdErrorName.noSpeech, message: "No speech was heard.")
+        case .noWords: BusError(name: GlassdErrorName.noSpeech, message: "The speech was transcribed to no words.")
+        case .photo(let why): BusError(name: GlassdErrorName.badPhoto, message: "The photo is not usable: \(why).")
+        case .disconnected(let during):
+            BusError(name: GlassdErrorName.notConnected, message: "The glasses disconnected while \(during).")
+        case .cancelled: BusError(name: GlassdErrorName.cancelled, message: "The question was cancelled on the glasses.")
+        case .recordingNeverEnded:
+            BusError(name: GlassdErrorName.noSpeech, message: "The glasses stopped sending the recording before its end.")
+        case .cannotHear:
+            BusError(
+                name: GlassdErrorName.notConfigured,
+                message: "The embedded default backend does not transcribe speech: set [transcription] base_url in "
+                    + "glassd.conf to a speech server (whisper.cpp's server, OpenAI), or use such a server for everything.")
+        case .cannotTranslate:
+            BusError(
+                name: GlassdErrorName.notConfigured,
+                message: "The embedded speech model (Whisper tiny.en) knows English only and cannot translate: set "
+                    + "[transcription] base_url in glassd.conf to a multilingual speech server (whisper.cpp's with a "
+                    + "multilingual model, OpenAI) for translator mode.")
+        case .cannotSee:
+            BusError(
+                name: GlassdErrorName.notConfigured,
+                message: "The embedded default model cannot see photos: set [assistant] base_url and vision_model in "
+                    + "glassd.conf to a server with a vision model (OpenAI, Ollama with llava).")
+        }
+    }
+
     static func busError(_ error: AssistantError) -> BusError {
         let name =
             switch error {

@@ -6,6 +6,7 @@ import GlassdAPI
 import GlassdCore
 import Glasses
 import Logging
+import Product
 
 /// The glasses link on D-Bus: Pair, Unpair, Scan and the link properties on org.glassd.Manager1,
 /// and one org.glassd.Device1 object per pair of glasses known, its State the session's while connected.

@@ -4,6 +4,7 @@ import GlassdAPI
 import GlassdCore
 import Glibc
 import Logging
+import Product
 import Glasses
 import Monocle
 import Storage
@@ -45,7 +46,7 @@ struct ManagerInterface {
                         let choices = Mode.allCases.map(\.rawValue).joined(separator: ", ")
                         throw BusError.invalidArgs("Mode must be one of: \(choices).")
                     }
-                    if newMode == .scene && !sees { throw VoiceFailure.cannotSee.busError }
+                    if newMode == .scene && !sees { throw ErrorMapping.busError(VoiceFailure.cannotSee) }
                     mode.mode = newMode
                     logger.info("mode changed", metadata: ["mode": "\(newMode.rawValue)"])
                 },
@@ -106,7 +107,7 @@ struct ManagerInterface {
             log.info("answered", metadata: ["answer_chars": "\(answer.count)"])
             return [.string(answer)]
         case .failure(let error):
-            let busError = VoiceFailure.describe(error).bus
+            let busError = ErrorMapping.busError(for: error)
             signals.failed(id, busError)
             log.notice("query failed", metadata: ["error": "\(busError.name)", "reason": "\(busError.message)"])
             throw busError

@@ -2,10 +2,11 @@
 import DBusKit
 import GlassdAPI
 import Logging
+import Product
 
 /// The signals of org.glassd.Manager1 about questions, from D-Bus and from the glasses alike.
 /// Posted, not awaited: the bus thread sends them in order, and before the method's reply.
-struct ManagerSignals: Sendable {
+struct ManagerSignals: QueryEvents {
     let connection: BusConnection
     let logger: Logger
 
@@ -17,7 +18,8 @@ struct ManagerSignals: Sendable {
         post(GlassdBus.Signal.answered, [.string(id), .string(question), .string(answer)])
     }
 
-    func failed(_ id: String, _ error: BusError) {
+    func failed(_ id: String, _ error: any Error) {
+        let error = ErrorMapping.busError(for: error)
         post(GlassdBus.Signal.queryFailed, [.string(id), .string(error.name), .string(error.message)])
     }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import GlassdDaemon
+import Product
 import Testing
 
 @Suite("What the configured servers can do")

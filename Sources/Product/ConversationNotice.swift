@@ -2,21 +2,20 @@
 import GlassdCore
 import Logging
 import Glasses
-import Monocle
 
 /// A question that starts a new conversation because the last one used more tokens than
 /// `[assistant] conversation_token_limit`: logged, and said on the glasses in a heading line
 /// above the question, so the wearer knows the answer cannot build on what came before.
-enum ConversationNotice {
-    static let glasses = "New conversation"
+public enum ConversationNotice {
+    public static let glasses = "New conversation"
 
     /// The heading the glasses show above an answer.
-    static func heading(question: String, newConversation: Bool = false) -> String {
+    public static func heading(question: String, newConversation: Bool = false) -> String {
         (newConversation ? glasses + "\n" : "") + "> " + question
     }
 
     /// For `Assistant.ask`'s `onNewConversation`: logs, and redraws the heading of `stream`.
-    static func announcer(
+    public static func announcer(
         question: String, stream: AnswerStream?, limit: Int64, logger: Logger
     ) -> @Sendable (Int64) -> Void {
         { used in

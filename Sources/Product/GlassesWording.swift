@@ -3,8 +3,8 @@ import GlassdCore
 
 /// What went wrong, said in a few words for the glasses' seven lines of 26 characters (the full
 /// message goes to QueryFailed and the log).
-enum GlassesWording {
-    static func text(for error: AssistantError) -> String {
+public enum GlassesWording {
+    public static func text(for error: AssistantError) -> String {
         switch error {
         case .invalidArgs(let message): message
         case .notConfigured: "No AI server is set up. See glassd.conf."

@@ -4,21 +4,21 @@ import Synchronization
 
 /// The current mode, read by every query and written by the Mode property's setter on the bus
 /// thread, which must not wait: a write is handed on through `changes` to be stored later.
-final class ModeSetting: Sendable {
+public final class ModeSetting: Sendable {
     private let value: Mutex<Mode>
     private let continuation: AsyncStream<Mode>.Continuation
     /// The latest mode after each write (older unsaved ones are superseded), for storing it.
-    let changes: AsyncStream<Mode>
+    public let changes: AsyncStream<Mode>
     /// The mode for those that follow it (scene mode starts and stops with it).
-    let watched: Watched<Mode>
+    public let watched: Watched<Mode>
 
-    init(_ mode: Mode) {
+    public init(_ mode: Mode) {
         value = Mutex(mode)
         watched = Watched(mode)
         (changes, continuation) = AsyncStream.makeStream(of: Mode.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    var mode: Mode {
+    public var mode: Mode {
         get { value.withLock { $0 } }
         set {
             value.withLock { $0 = newValue }

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Logging
 import Glasses
-import Monocle
 
 /// An answer's work and its display on the glasses, side by side: `work` streams text into the
 /// stream while the stream's writer sends it, paced by the link; a failure of the work is shown
 /// in red at the end.
-enum GlassesAnswer {
+public enum GlassesAnswer {
     /// What the glasses going away means for the work.
-    enum LinkLoss {
+    public enum LinkLoss: Sendable {
         /// The answer was for them: stop it (nothing half is stored) and fail.
         case abandon
         /// Someone else waits for it too (a D-Bus caller): carry on without the glasses.
@@ -22,7 +21,7 @@ enum GlassesAnswer {
 
     /// Returns what `work` returns; with `.abandon`, throws `VoiceFailure.disconnected` if the
     /// glasses went away first.
-    static func showing<T: Sendable>(
+    public static func showing<T: Sendable>(
         _ stream: AnswerStream?, onLinkLoss: LinkLoss, logger: Logger,
         _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -42,7 +41,7 @@ enum GlassesAnswer {
                     stream.finish()
                     return .answered(.success(value))
                 } catch {
-                    stream.finish(error: VoiceFailure.describe(error).glasses)
+                    stream.finish(error: VoiceFailure.glassesWording(error))
                     return .answered(.failure(error))
                 }
             }

@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import DBusKit
 import Foundation
 import GlassdCore
 import Glasses
 import Logging
 import Scene
-import Storage
 
 /// Scene mode: while the mode is `scene`, the glasses are asked for a photo every interval. Each
 /// frame passes the quality filter (dark, blurry, unchanged) before anything leaves the host;
 /// at most one goes to the vision model at a time, with a prompt that asks for `CAUTION <hazard>
 /// <direction>` or `CLEAR`. A change of that state is signalled (Alert) and shown on the glasses;
 /// a frame that raised a caution is kept with the photos. Frames are never conversation turns.
-actor SceneWatch {
-    struct Settings: Sendable {
-        var interval: Duration = .seconds(4)
-        var thresholds = FrameThresholds()
+public actor SceneWatch {
+    public struct Settings: Sendable {
+        public var interval: Duration = .seconds(4)
+        public var thresholds = FrameThresholds()
+
+        public init(interval: Duration, thresholds: FrameThresholds) {
+            self.interval = interval
+            self.thresholds = thresholds
+        }
     }
 
     static let hazardPrompt = """
@@ -31,8 +34,8 @@ actor SceneWatch {
     let visionModel: String?
     /// False with the embedded default backend (a text model): no frames are taken.
     let sees: Bool
-    let photos: PhotoStore
-    let signals: ManagerSignals
+    let photos: any PhotoKeeping
+    let signals: any QueryEvents
     let mode: ModeSetting
     let settings: Settings
     let logger: Logger
@@ -44,11 +47,11 @@ actor SceneWatch {
     /// The hazard state last signalled (CLEAR at the start and after leaving scene mode).
     private var hazard = clear
     /// The newest frame received: a tap in scene mode asks about it.
-    private(set) var latestFrame: [UInt8]?
+    public private(set) var latestFrame: [UInt8]?
 
-    init(
-        session: any GlassesSession, client: OpenAIChatClient?, visionModel: String?, sees: Bool, photos: PhotoStore,
-        signals: ManagerSignals, mode: ModeSetting, settings: Settings, logger: Logger
+    public init(
+        session: any GlassesSession, client: OpenAIChatClient?, visionModel: String?, sees: Bool, photos: any PhotoKeeping,
+        signals: any QueryEvents, mode: ModeSetting, settings: Settings, logger: Logger
     ) {
         self.session = session
         self.client = client
@@ -64,7 +67,7 @@ actor SceneWatch {
     }
 
     /// Asks for frames while in scene mode and handles the frames the glasses send, until `inputs` ends.
-    func run(_ inputs: AsyncStream<GlassesEvent>) async {
+    public func run(_ inputs: AsyncStream<GlassesEvent>) async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.captureWhileInSceneMode() }
             for await event in inputs {
@@ -85,7 +88,7 @@ actor SceneWatch {
             guard (try? await mode.watched.wait(timeout: forever, clock: clock, until: { $0 == .scene })) != nil else { continue }
             guard sees else {
                 // Photos over the link every few seconds, for a model that cannot look at them.
-                logger.notice("scene mode: \(VoiceFailure.cannotSee.busError.message) No frames are taken.")
+                logger.notice("scene mode: the model cannot see photos (the embedded default backend): no frames are taken.")
                 _ = try? await mode.watched.wait(timeout: forever, clock: clock) { $0 != .scene }
                 continue
             }

@@ -4,17 +4,17 @@
 /// text-only chat model and an English-only speech model: a question it cannot take fails at once with a
 /// typed error that says what to configure, instead of after a request that ends in the
 /// server's own 404 or 500.
-struct BackendAbilities: Sendable {
+public struct BackendAbilities: Sendable {
     /// Speech can be transcribed: any server but the embedded one, or a `[transcription]` server.
-    let hears: Bool
+    public let hears: Bool
     /// Photos can be asked about: the embedded model is text only.
-    let sees: Bool
+    public let sees: Bool
     /// Speech can be translated (translator mode): the embedded speech model knows English only.
-    let translates: Bool
+    public let translates: Bool
 
-    init(_ config: Config) {
-        hears = !config.embedded || config.transcriptionURL != nil
-        sees = !config.embedded
-        translates = hears && !(config.transcriptionEmbedded && config.transcriptionURL != nil)
+    public init(hears: Bool, sees: Bool, translates: Bool) {
+        self.hears = hears
+        self.sees = sees
+        self.translates = translates
     }
 }

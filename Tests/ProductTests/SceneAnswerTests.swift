@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-@testable import GlassdDaemon
+@testable import Product
 import Testing
 
 @Suite("Scene answers")

@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Audio
-import DBusKit
 import Foundation
 import GlassdAPI
 import GlassdCore
 import Glasses
 import Logging
-import Storage
 
 /// Questions asked on the glasses: a tap records one (a hold takes a photo first). The audio is
 /// processed as it streams in, and the glasses are told to stop as soon as the speaker has; then
 /// it is transcribed, answered with the conversation so far (or, in translator mode, the
 /// translation is the answer), and the answer is shown on the glasses word by word as it
 /// streams. A tap meanwhile cancels it.
-struct VoiceQueries: Sendable {
-    enum Input: Sendable {
+public struct VoiceQueries: Sendable {
+    public enum Input: Sendable {
         case glasses(GlassesEvent)
         case status(SessionStatus)
         /// Time to look whether the capture `id` still hears from the glasses (internal).
@@ -31,9 +29,9 @@ struct VoiceQueries: Sendable {
     let session: any GlassesSession
     let assistant: Assistant
     let transcriber: TranscriptionClient?
-    let transcriptions: SQLiteTranscriptionStore
-    let photos: PhotoStore
-    let signals: ManagerSignals
+    let transcriptions: any TranscriptionRecords
+    let photos: any PhotoKeeping
+    let signals: any QueryEvents
     let mode: ModeSetting
     let voice: VoiceSettings
     let visionModel: String?
@@ -45,8 +43,30 @@ struct VoiceQueries: Sendable {
     let logger: Logger
     var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    public init(
+        session: any GlassesSession, assistant: Assistant, transcriber: TranscriptionClient?,
+        transcriptions: any TranscriptionRecords, photos: any PhotoKeeping, signals: any QueryEvents, mode: ModeSetting,
+        voice: VoiceSettings, visionModel: String?, abilities: BackendAbilities,
+        device: @escaping @Sendable () async -> String?, latestSceneFrame: @escaping @Sendable () async -> [UInt8]?,
+        logger: Logger
+    ) {
+        self.session = session
+        self.assistant = assistant
+        self.transcriber = transcriber
+        self.transcriptions = transcriptions
+        self.photos = photos
+        self.signals = signals
+        self.mode = mode
+        self.voice = voice
+        self.visionModel = visionModel
+        self.abilities = abilities
+        self.device = device
+        self.latestSceneFrame = latestSceneFrame
+        self.logger = logger
+    }
+
     /// Handles what the glasses send until `inputs` ends.
-    func run(_ inputs: AsyncStream<Input>) async {
+    public func run(_ inputs: AsyncStream<Input>) async {
         // The glasses' inputs and the capture watchdog's, in one stream.
         let (merged, sink) = AsyncStream.makeStream(of: Input.self)
         await withDiscardingTaskGroup { group in
@@ -182,11 +202,8 @@ struct VoiceQueries: Sendable {
     }
 
     private func fail(_ id: String, _ error: any Error) {
-        let (busError, _) = VoiceFailure.describe(error)
-        logger.notice(
-            "question from the glasses failed",
-            metadata: ["query_id": "\(id)", "error": "\(busError.name)", "reason": "\(busError.message)"])
-        signals.failed(id, busError)
+        logger.notice("question from the glasses failed", metadata: ["query_id": "\(id)", "error": "\(error)"])
+        signals.failed(id, error)
     }
 
     /// One question, from its recording to its answer on the glasses; `cancel` fires on a tap.

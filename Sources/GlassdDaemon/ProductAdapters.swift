@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Product
+import Storage
+
+// The stores the product writes to, as the product sees them.
+extension SQLiteTranscriptionStore: TranscriptionRecords {}
+extension PhotoStore: PhotoKeeping {}
+
+extension BackendAbilities {
+    /// What the configured servers can do: the embedded default backend is text only, and its
+    /// speech model English only.
+    init(_ config: Config) {
+        let hears = !config.embedded || config.transcriptionURL != nil
+        self.init(
+            hears: hears, sees: !config.embedded,
+            translates: hears && !(config.transcriptionEmbedded && config.transcriptionURL != nil))
+    }
+}

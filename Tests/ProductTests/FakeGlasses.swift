@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
+import Glasses
+import Product
+import Synchronization
+
+/// Glasses in memory: what the product shows on them and asks of them is recorded; the test says
+/// what the wearer does by handing `GlassesEvent`s to the product directly.
+final class FakeGlasses: GlassesSession {
+    struct Record {
+        var pieces: [AnswerStream.Piece] = []
+        var stopRecordings = 0
+        var finishedAnswers = 0
+        var alerts: [String?] = []
+    }
+
+    let record = Mutex(Record())
+    let changed = Pulse()
+    private let sink = Broadcast<SessionEvent>()
+
+    func subscribe() -> AsyncStream<SessionEvent> { sink.subscribe() }
+    var current: SessionStatus { SessionStatus(state: .ready) }
+    func run(links: AsyncStream<LinkEvent>, restart: @escaping @Sendable (String) async -> Void) async {}
+    func display(_ text: String) async throws { note { $0.pieces.append(.heading(text)) } }
+
+    func answerStream(claim: Bool) async throws -> AnswerStream {
+        AnswerStream(maxPayload: 64) { [self] piece in note { $0.pieces.append(piece) } }
+    }
+
+    func answerFinished(_ stream: AnswerStream?) async { note { $0.finishedAnswers += 1 } }
+    func stopRecording() async throws { note { $0.stopRecordings += 1 } }
+    func requestSceneFrame() async throws {}
+    func showAlert(_ text: String?) async throws { note { $0.alerts.append(text) } }
+
+    private func note(_ change: (inout Record) -> Void) {
+        record.withLock { change(&$0) }
+        changed.pulse()
+    }
+
+    /// Waits until `done` holds of the record.
+    func wait(until done: (Record) -> Bool) async {
+        while true {
+            let ticket = changed.ticket()
+            if record.withLock({ done($0) }) { return }
+            await changed.wait(after: ticket)
+        }
+    }
+}
+
+/// What the product said, in order.
+final class RecordedEvents: QueryEvents {
+    enum Event: Equatable {
+        case transcribed(String)
+        case delta(String)
+        case answered(question: String, answer: String)
+        case failed(String)
+    }
+
+    let events = Mutex<[Event]>([])
+    let changed = Pulse()
+
+    private func add(_ event: Event) {
+        events.withLock { $0.append(event) }
+        changed.pulse()
+    }
+
+    func transcribed(_ id: String, _ text: String) { add(.transcribed(text)) }
+    func answerDelta(_ id: String, _ text: String) { add(.delta(text)) }
+    func answered(_ id: String, question: String, answer: String) { add(.answered(question: question, answer: answer)) }
+    func failed(_ id: String, _ error: any Error) { add(.failed("\(error)")) }
+    func sceneFrame(_ number: UInt32, _ verdict: String) {}
+    func alert(_ text: String) {}
+
+    /// Waits until `done` holds of what was said, and returns it.
+    func until(_ done: ([Event]) -> Bool) async -> [Event] {
+        while true {
+            let ticket = changed.ticket()
+            let now = events.withLock { $0 }
+            if done(now) { return now }
+            await changed.wait(after: ticket)
+        }
+    }
+
+    /// Waits for the question's end (answered or failed) and returns everything said.
+    func untilEnded() async -> [Event] {
+        await until { $0.contains { if case .answered = $0 { true } else if case .failed = $0 { true } else { false } } }
+    }
+}
+
+/// Stores that keep what they are given.
+final class MemoryRecords: TranscriptionRecords, PhotoKeeping {
+    let transcriptions = Mutex<[String: (text: String, consumed: Bool)]>([:])
+    let photos = Mutex<[String: [UInt8]]>([:])
+
+    func insert(id: String, text: String, device: String?, at unixMS: Int64) async throws {
+        transcriptions.withLock { $0[id] = (text, false) }
+    }
+
+    func markConsumed(id: String, at unixMS: Int64) async throws {
+        transcriptions.withLock { $0[id]?.consumed = true }
+    }
+
+    func save(queryID: String, jpeg: [UInt8], at unixMS: Int64) async throws {
+        photos.withLock { $0[queryID] = jpeg }
+    }
+}
+
+/// An OpenAI-compatible server in memory: transcriptions say `heard`, chat answers `answer` in
+/// two pieces.
+struct FakeServer: HTTPTransport {
+    let heard: String
+    let answer: String
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if request.url.hasSuffix("/audio/transcriptions") || request.url.hasSuffix("/audio/translations") {
+            return Self.response(["content-type": "application/json"], #"{"text": "\#(heard)"}"#)
+        }
+        let half = answer.index(answer.startIndex, offsetBy: answer.count / 2)
+        let events = [String(answer[..<half]), String(answer[half...])].map { piece in
+            #"data: {"choices":[{"index":0,"delta":{"content":"\#(piece)"}}]}"# + "\n\n"
+        }.joined() + "data: [DONE]\n\n"
+        return Self.response(["content-type": "text/event-stream"], events)
+    }
+
+    private static func response(_ headers: [String: String], _ body: String) -> HTTPResponse {
+        let (stream, sink) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        sink.yield(Array(body.utf8))
+        sink.finish()
+        return HTTPResponse(status: 200, headers: headers, body: stream)
+    }
+}
+
+/// A conversation in memory.
+final class MemoryConversation: ConversationStore {
+    let turns = Mutex<[StoredMessage]>([])
+
+    func recentMessages(limit: Int) async throws -> [StoredMessage] { turns.withLock { Array($0.suffix(limit)) } }
+
+    func appendTurn(
+        queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
+        newConversation: Bool
+    ) async throws {
+        turns.withLock {
+            $0.append(StoredMessage(createdAt: unixMS, queryID: queryID, role: .user, text: question))
+            $0.append(StoredMessage(createdAt: unixMS, queryID: queryID, role: .assistant, text: answer))
+        }
+    }
+
+    func tokensUsed() async throws -> Int64 { 0 }
+    func clearHistory() async throws { turns.withLock { $0.removeAll() } }
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Audio
+import Foundation
+import GlassdCore
+import Glasses
+import Logging
+import Product
+import Synchronization
+import Testing
+
+/// Spoken questions through the product alone: fake glasses, an in-memory server and stores.
+@Suite("Spoken questions, any glasses")
+struct VoiceQuestionTests {
+    /// The Monocle recording of a spoken question (Tests/AudioTests/Fixtures, 8 kHz signed 8-bit).
+    static func speech() throws -> [UInt8] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../AudioTests/Fixtures/speech-clean.s8")
+        return Array(try Data(contentsOf: url))
+    }
+
+    struct World {
+        let glasses = FakeGlasses()
+        let events = RecordedEvents()
+        let records = MemoryRecords()
+        let queries: VoiceQueries
+        let inputs: AsyncStream<VoiceQueries.Input>
+        let feed: AsyncStream<VoiceQueries.Input>.Continuation
+
+        init(heard: String = "what time is it", answer: String = "It is noon.", mode: Mode = .assistant) {
+            let transport = FakeServer(heard: heard, answer: answer)
+            let client = OpenAIChatClient(
+                config: ChatServerConfig(baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30)),
+                transport: transport)
+            let transcriber = TranscriptionClient(
+                config: TranscriptionConfig(baseURL: "http://server/v1", model: "whisper", apiKey: nil, timeout: .seconds(30)),
+                transport: transport)
+            queries = VoiceQueries(
+                session: glasses, assistant: Assistant(client: client, store: MemoryConversation(), historyBudget: 1000),
+                transcriber: transcriber, transcriptions: records, photos: records, signals: events, mode: ModeSetting(mode),
+                voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: true, translates: true),
+                device: { "AA:BB:CC:DD:EE:FF" }, latestSceneFrame: { nil }, logger: Logger(label: "test"))
+            (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries.Input.self)
+        }
+
+        /// Runs the product while `body` plays the wearer.
+        func run(_ body: () async throws -> Void) async rethrows {
+            let product = Task { await queries.run(inputs) }
+            feed.yield(.status(SessionStatus(state: .ready, generation: 1)))
+            try await body()
+            feed.finish()
+            await product.value
+        }
+
+        func ask(_ samples: [UInt8], format: AudioFormat, chunk: Int = 240) {
+            feed.yield(.glasses(.questionStart(photo: false, audio: format)))
+            var start = 0
+            while start < samples.count {
+                feed.yield(.glasses(.audio(Array(samples[start..<min(samples.count, start + chunk)]))))
+                start += chunk
+            }
+            feed.yield(.glasses(.audioEnd))
+        }
+    }
+
+    @Test(
+        "a question in the Monocle's 8-bit audio and in Frame's 16-bit audio: heard, stopped at its end, answered word by word on the glasses, stored",
+        arguments: [8, 16])
+    func answered(bits: Int) async throws {
+        let world = World()
+        let speech = try Self.speech()
+        // Frame's 16-bit little-endian samples: each 8-bit sample as the high byte.
+        let samples = bits == 8 ? speech : speech.flatMap { [0, $0] }
+        try await world.run {
+            world.ask(samples, format: AudioFormat(sampleRate: 8_000, bits: bits), chunk: bits == 8 ? 240 : 480)
+            let said = await world.events.untilEnded()
+            #expect(said == [
+                .transcribed("what time is it"), .delta("It is"), .delta(" noon."),
+                .answered(question: "what time is it", answer: "It is noon."),
+            ])
+            await world.glasses.wait { $0.finishedAnswers == 1 }
+        }
+        let record = world.glasses.record.withLock { $0 }
+        #expect(record.stopRecordings == 1, "the end of speech was heard before the recording ended")
+        #expect(record.pieces.first == .heading("> what time is it\n"))
+        #expect(record.pieces.last == .end)
+        #expect(record.pieces.dropFirst().dropLast().map { if case .text(let t) = $0 { t } else { "?" } }.joined() == "It is noon.")
+        #expect(world.records.transcriptions.withLock { $0.values.map(\.consumed) } == [true])
+    }
+
+    @Test("silence: no question, said in red on the glasses, failed as no speech")
+    func silence() async throws {
+        let world = World()
+        try await world.run {
+            world.ask([UInt8](repeating: 0, count: 16_000), format: .monocle)
+            let said = await world.events.untilEnded()
+            #expect(said == [.failed("\(VoiceFailure.noSpeech)")])
+            await world.glasses.wait { $0.finishedAnswers == 1 }
+        }
+        let pieces = world.glasses.record.withLock { $0.pieces }
+        #expect(pieces == [.error(VoiceFailure.noSpeech.wording), .end])
+    }
+
+    @Test("a format the recorder does not take fails the question with a clear error, and loses nothing after it")
+    func unsupportedFormat() async throws {
+        let world = World()
+        try await world.run {
+            world.feed.yield(.glasses(.questionStart(photo: false, audio: AudioFormat(sampleRate: 44_100, bits: 24))))
+            let said = await world.events.untilEnded()
+            #expect(said.count == 1)
+            if case .failed(let why) = said.first { #expect(why.contains("44100 Hz 24-bit"), "\(why)") }
+            world.ask(try Self.speech(), format: .monocle)
+            let then = await world.events.until { $0.contains { if case .answered = $0 { true } else { false } } }
+            #expect(then.last == .answered(question: "what time is it", answer: "It is noon."))
+        }
+    }
+}
