@@ -35,9 +35,18 @@ public enum GlassdBus {
     }
 
     public enum Method {
+        public static let query = "Query"
         public static let photo = "Photo"
         public static let update = "Update"
         public static let updateHistory = "UpdateHistory"
+        public static let history = "History"
+        public static let searchHistory = "SearchHistory"
+        public static let exportHistory = "ExportHistory"
+        public static let importHistory = "ImportHistory"
+        public static let clearHistory = "ClearHistory"
+        public static let pair = "Pair"
+        public static let unpair = "Unpair"
+        public static let scan = "Scan"
     }
 
     public enum Property {
@@ -70,6 +79,25 @@ public enum GlassdBus {
         public static let display = "Display"
     }
 
+    /// Every member of each interface, as dbus/*.xml documents them (a test holds the two
+    /// together, without a bus).
+    public static let members: [String: Set<String>] = [
+        managerInterface: [
+            Method.query, Method.photo, Method.update, Method.updateHistory, Method.history, Method.searchHistory,
+            Method.exportHistory, Method.importHistory, Method.clearHistory, Method.pair, Method.unpair, Method.scan,
+            Property.version, Property.mode, Property.backend, Property.privacy, Property.tokensUsed,
+            Property.pairedDevice, Property.state, Signal.answerDelta, Signal.answered, Signal.queryFailed,
+            Signal.transcribed, Signal.sceneFrame, Signal.alert,
+        ],
+        deviceInterface: [
+            DeviceProperty.address, DeviceProperty.name, DeviceProperty.kind, DeviceProperty.rssi,
+            DeviceProperty.connected, DeviceMethod.display, DeviceProperty.state, DeviceProperty.stateReason,
+            DeviceProperty.firmwareVersion, DeviceProperty.fpgaVersion, DeviceProperty.scriptsVersion,
+            DeviceProperty.battery, DeviceProperty.reconnectCount, DeviceProperty.lastSeen,
+        ],
+        jobInterface: [Job.cancel, Job.status, Job.percentage, Job.error, Job.finished],
+    ]
+
     /// The polkit actions (dbus/org.glassd.policy) and the calls each one covers on the system bus.
     public enum Action {
         public static let pair = "org.glassd.pair"
@@ -78,13 +106,13 @@ public enum GlassdBus {
 
         /// (interface, method or written property, whether it is a property write, action).
         public static let calls: [(interface: String, member: String, propertyWrite: Bool, action: String)] = [
-            (managerInterface, "Pair", false, pair),
-            (managerInterface, "Unpair", false, pair),
+            (managerInterface, Method.pair, false, pair),
+            (managerInterface, Method.unpair, false, pair),
             (managerInterface, Method.update, false, update),
             (jobInterface, Job.cancel, false, update),
             (managerInterface, Property.mode, true, manage),
-            (managerInterface, "ClearHistory", false, manage),
-            (managerInterface, "ImportHistory", false, manage),
+            (managerInterface, Method.clearHistory, false, manage),
+            (managerInterface, Method.importHistory, false, manage),
             (deviceInterface, DeviceMethod.display, false, manage),
         ]
     }

@@ -36,7 +36,7 @@ struct LinkInterface {
     /// Members added to org.glassd.Manager1.
     var methods: [InterfaceSpec.Method] {
         [
-            .init("Pair", input: [("address", "s")], output: [("device", "o")]) { call in
+            .init(GlassdBus.Method.pair, input: [("address", "s")], output: [("device", "o")]) { call in
                 let address = call.arguments.first?.string ?? ""
                 try refuseWhileUpdating()
                 do throws(LinkError) {
@@ -47,7 +47,7 @@ struct LinkInterface {
                     throw ErrorMapping.busError(error)
                 }
             },
-            .init("Unpair") { _ in
+            .init(GlassdBus.Method.unpair) { _ in
                 try refuseWhileUpdating()
                 do throws(LinkError) {
                     try await supervisor.unpair()
@@ -57,7 +57,7 @@ struct LinkInterface {
                     throw ErrorMapping.busError(error)
                 }
             },
-            .init("Scan", input: [("seconds", "u")], output: [("devices", "a(ssn)")]) { call in
+            .init(GlassdBus.Method.scan, input: [("seconds", "u")], output: [("devices", "a(ssn)")]) { call in
                 do throws(LinkError) {
                     let seen = try await supervisor.scan(seconds: call.arguments.first?.uint32 ?? 0)
                     let rows = seen.map { DBusValue.structure([.string($0.address.description), .string($0.name), .int16(exported($0.rssi))]) }

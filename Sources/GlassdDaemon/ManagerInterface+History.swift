@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import Glibc
+import GlassdAPI
 import GlassdCore
 import Logging
 import Storage
@@ -9,13 +10,13 @@ import Storage
 extension ManagerInterface {
     var historyMethods: [InterfaceSpec.Method] {
         [
-            .init("History", input: [("limit", "u")], output: [("messages", "a(xsss)")]) { try await history($0) },
-            .init("SearchHistory", input: [("query", "s"), ("limit", "u")], output: [("messages", "a(xsss)")]) {
+            .init(GlassdBus.Method.history, input: [("limit", "u")], output: [("messages", "a(xsss)")]) { try await history($0) },
+            .init(GlassdBus.Method.searchHistory, input: [("query", "s"), ("limit", "u")], output: [("messages", "a(xsss)")]) {
                 try await searchHistory($0)
             },
-            .init("ExportHistory", input: [("fd", "h")]) { try await exportHistory($0) },
-            .init("ImportHistory", input: [("fd", "h")], output: [("imported", "u")]) { try await importHistory($0) },
-            .init("ClearHistory") { _ in try await clearHistory() },
+            .init(GlassdBus.Method.exportHistory, input: [("fd", "h")]) { try await exportHistory($0) },
+            .init(GlassdBus.Method.importHistory, input: [("fd", "h")], output: [("imported", "u")]) { try await importHistory($0) },
+            .init(GlassdBus.Method.clearHistory) { _ in try await clearHistory() },
         ]
     }
 

@@ -36,7 +36,7 @@ struct ManagerInterface {
         InterfaceSpec(
             name: GlassdBus.managerInterface,
             methods: [
-                .init("Query", input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
+                .init(GlassdBus.Method.query, input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
                 .init(GlassdBus.Method.photo, input: [("query_id", "s")], output: [("fd", "h")]) { try await photo($0) },
             ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods,
             properties: [
@@ -70,9 +70,9 @@ struct ManagerInterface {
             throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
         }
         return [
-            .init("Pair", input: [("address", "s")], output: [("device", "o")], handler: noBluetooth),
-            .init("Unpair", handler: noBluetooth),
-            .init("Scan", input: [("seconds", "u")], output: [("devices", "a(ssn)")], handler: noBluetooth),
+            .init(GlassdBus.Method.pair, input: [("address", "s")], output: [("device", "o")], handler: noBluetooth),
+            .init(GlassdBus.Method.unpair, handler: noBluetooth),
+            .init(GlassdBus.Method.scan, input: [("seconds", "u")], output: [("devices", "a(ssn)")], handler: noBluetooth),
         ]
     }
 

@@ -2,6 +2,7 @@
 import ArgumentParser
 import DBusKit
 import Foundation
+import GlassdAPI
 
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,13 +40,13 @@ struct History: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            if let export { return try await transfer(client, "ExportHistory", export, O_WRONLY | O_CREAT | O_TRUNC) }
-            if let importFile { return try await transfer(client, "ImportHistory", importFile, O_RDONLY) }
+            if let export { return try await transfer(client, GlassdBus.Method.exportHistory, export, O_WRONLY | O_CREAT | O_TRUNC) }
+            if let importFile { return try await transfer(client, GlassdBus.Method.importHistory, importFile, O_RDONLY) }
             let reply =
                 if let search {
-                    try await client.call("SearchHistory", [.string(search), .uint32(n)])
+                    try await client.call(GlassdBus.Method.searchHistory, [.string(search), .uint32(n)])
                 } else {
-                    try await client.call("History", [.uint32(n)])
+                    try await client.call(GlassdBus.Method.history, [.uint32(n)])
                 }
             let messages = (reply.first?.elements ?? []).compactMap { row -> Message? in
                 guard let f = row.elements, f.count == 4, let t = f[0].int64, let id = f[1].string,
@@ -93,7 +94,7 @@ struct ClearHistory: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            _ = try await options.connect().call("ClearHistory")
+            _ = try await options.connect().call(GlassdBus.Method.clearHistory)
             if options.json { try printJSON(["cleared": true]) }
         }
     }

@@ -21,7 +21,7 @@ struct Scan: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            let reply = try await client.call("Scan", [.uint32(seconds)], timeoutSeconds: Double(seconds) + 30)
+            let reply = try await client.call(GlassdBus.Method.scan, [.uint32(seconds)], timeoutSeconds: Double(seconds) + 30)
             let devices = (reply.first?.elements ?? []).compactMap { row -> Device? in
                 guard let f = row.elements, f.count == 3, let address = f[0].string, let name = f[1].string,
                     let rssi = f[2].int64
@@ -47,7 +47,7 @@ struct Pair: AsyncParsableCommand {
         try await reportingErrors {
             let client = try await options.connect()
             // scan_timeout may be up to 300 s, then the first connection.
-            let reply = try await client.call("Pair", [.string(address ?? "")], timeoutSeconds: 330)
+            let reply = try await client.call(GlassdBus.Method.pair, [.string(address ?? "")], timeoutSeconds: 330)
             let path = reply.first?.string ?? ""
             if options.json { return try printJSON(["device": path]) }
             print(path)
@@ -62,7 +62,7 @@ struct Unpair: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            _ = try await options.connect().call("Unpair")
+            _ = try await options.connect().call(GlassdBus.Method.unpair)
             if options.json { try printJSON(["unpaired": true]) }
         }
     }

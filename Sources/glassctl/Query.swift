@@ -43,7 +43,7 @@ struct Query: AsyncParsableCommand {
             }()
             let reply: [DBusValue]
             do {
-                reply = try await client.call("Query", [.string(question)], timeoutSeconds: timeout) { cookie in
+                reply = try await client.call(GlassdBus.Method.query, [.string(question)], timeoutSeconds: timeout) { cookie in
                     queryID.withLock { $0 = glassdQueryID(sender: unique, cookie: cookie) }
                 }
             } catch {

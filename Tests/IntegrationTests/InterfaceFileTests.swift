@@ -75,3 +75,32 @@ func unescapeBusctlString(_ output: String) -> String {
     xml = String(xml.dropFirst(3).dropLast())
     return xml.replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(of: "\\\"", with: "\"")
 }
+
+extension InterfaceFileTests {
+    /// Without a bus: the names code uses (GlassdAPI) and the names the files document are the
+    /// same, and no daemon or glassctl source spells a member name itself.
+    @Test("every member in dbus/*.xml is a GlassdAPI name and every GlassdAPI member is in the files; no source spells one itself")
+    func namesFromOnePlace() throws {
+        for (file, interface) in [
+            ("Manager1", GlassdBus.managerInterface), ("Device1", GlassdBus.deviceInterface), ("Job1", GlassdBus.jobInterface),
+        ] {
+            let xml = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.\(file).xml", encoding: .utf8)
+            let documented = Set(try interfaceMembers(xml, interface).map { String($0.split(separator: " ")[1]) })
+            #expect(documented == GlassdBus.members[interface], "\(interface)")
+        }
+        let sources = ["GlassdDaemon", "glassctl"].flatMap { target in
+            let directory = Paths.root + "/Sources/" + target
+            let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []
+            return files.filter { $0.hasSuffix(".swift") }.map { directory + "/" + $0 }
+        }
+        #expect(sources.count > 20)
+        let names = Set(GlassdBus.members.values.joined())
+        for path in sources {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            // A member declared or called by a literal: .init("Name" or call("Name".
+            for match in text.matches(of: /(?:\.init\(|call\(|transfer\(client, )\s*"([A-Z][A-Za-z]+)"/) {
+                #expect(!names.contains(String(match.1)), "\(path) spells \(match.1) itself")
+            }
+        }
+    }
+}
