@@ -108,7 +108,7 @@ public enum Daemon {
                 visionModel: config.visionModel, abilities: abilities,
                 device: { await supervisor.snapshot().paired?.description },
                 latestSceneFrame: { await scene.latestFrame }, logger: logger)
-            return (voice, scene)
+            return GlassesProduct(session: session, voice: voice, scene: scene)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)
         let link = linked?.interface
@@ -155,7 +155,12 @@ public enum Daemon {
             WatchdogService(connection: connection, database: database),
             SettingsService(mode: mode, store: settings, logger: logger),
         ]
-        if let link { services.append(LinkService(bluez: link.bluez, supervisor: link.supervisor, interface: link)) }
+        if let linked {
+            services.append(
+                LinkService(
+                    bluez: linked.interface.bluez, supervisor: linked.interface.supervisor, interface: linked.interface,
+                    product: linked.product))
+        }
         if let updates { services.append(UpdatePolicyService(updates: updates)) }
         let group = ServiceGroup(
             services: services,
@@ -168,8 +173,8 @@ public enum Daemon {
     static func linkInterface(
         config: Config, database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
         updateMark: Watched<UpdateMark>, logger: Logger,
-        parts: (any GlassesSession, LinkSupervisor) -> (VoiceQueries, SceneWatch)
-    ) async -> (interface: LinkInterface, monocle: MonocleSession<ContinuousClock>)? {
+        product: (any GlassesSession, LinkSupervisor) -> GlassesProduct
+    ) async -> (interface: LinkInterface, monocle: MonocleSession<ContinuousClock>, product: GlassesProduct)? {
         let system: BusConnection
         do {
             system = try await BusConnection.open(.system, threadName: "sd-bus-bluez")
@@ -186,11 +191,11 @@ public enum Daemon {
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
         let session = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
-        let (voice, scene) = parts(session, supervisor)
+        let product = product(session, supervisor)
         let interface = LinkInterface(
-            connection: connection, supervisor: supervisor, bluez: bluez, session: session,
-            voice: voice, scene: scene, statuses: statuses, updateMark: updateMark, logger: logger)
-        return (interface, session)
+            connection: connection, supervisor: supervisor, bluez: bluez, session: session, statuses: statuses,
+            updateMark: updateMark, logger: logger)
+        return (interface, session, product)
     }
 
     /// Manager1.Backend: the chat server and model, and the speech server's when it is another.

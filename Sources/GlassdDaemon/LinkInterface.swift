@@ -15,9 +15,6 @@ struct LinkInterface {
     let supervisor: LinkSupervisor
     let bluez: BlueZClient
     let session: any GlassesSession
-    let voice: VoiceQueries
-    /// Scene mode's frames and alerts.
-    let scene: SceneWatch
     /// The session's status for the update's waits (set here, where the session's events are read).
     let statuses: Watched<SessionStatus>
     /// What an update adds to the paired device's State; `.updating` makes Pair and Unpair busy.
@@ -98,7 +95,8 @@ struct LinkInterface {
     }
 
     /// Mirrors the supervisor, the session and BlueZ into properties and device objects until
-    /// cancelled; runs the session on the supervisor's links.
+    /// cancelled; runs the session on the supervisor's links (the product follows the session
+    /// by itself: GlassesProduct).
     func run() async {
         let (updates, sink) = AsyncStream.makeStream(of: Update.self)
         let bluezChanges = bluez.state.changes()
@@ -112,24 +110,11 @@ struct LinkInterface {
             group.addTask {
                 await session.run(links: links) { reason in await supervisor.dropLink(reason: reason) }
             }
-            let (voiceInputs, voiceSink) = AsyncStream.makeStream(of: VoiceQueries.Input.self)
-            group.addTask { await voice.run(voiceInputs) }
-            let (sceneInputs, sceneSink) = AsyncStream.makeStream(of: GlassesEvent.self)
-            group.addTask { await scene.run(sceneInputs) }
             group.addTask {
-                for await event in sessionEvents {
-                    switch event {
-                    case .status(let status):
-                        statuses.set(status)
-                        sink.yield(.session(status))
-                        voiceSink.yield(.status(status))
-                    case .glasses(let glasses):
-                        voiceSink.yield(.glasses(glasses))
-                        sceneSink.yield(glasses)
-                    }
+                for await case .status(let status) in sessionEvents {
+                    statuses.set(status)
+                    sink.yield(.session(status))
                 }
-                voiceSink.finish()
-                sceneSink.finish()
             }
             var shown = Shown()
             var link = await supervisor.snapshot()

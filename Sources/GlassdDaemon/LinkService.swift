@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Bluetooth
+import Product
 import ServiceLifecycle
 
-/// Runs the BlueZ mirror, the link supervisor and the D-Bus mirror of both until shutdown.
+/// Runs the BlueZ mirror, the link supervisor, the D-Bus mirror of both and the product on the
+/// glasses until shutdown.
 struct LinkService: Service, CustomStringConvertible {
     /// What service-lifecycle logs: the name, not a dump of everything the service holds.
     var description: String { "LinkService" }
@@ -10,6 +12,7 @@ struct LinkService: Service, CustomStringConvertible {
     let bluez: BlueZClient
     let supervisor: LinkSupervisor
     let interface: LinkInterface
+    let product: GlassesProduct
 
     func run() async throws {
         try await cancelWhenGracefulShutdown {
@@ -17,6 +20,7 @@ struct LinkService: Service, CustomStringConvertible {
                 group.addTask { try await bluez.run() }
                 group.addTask { await supervisor.run() }
                 group.addTask { await interface.run() }
+                group.addTask { await product.run() }
             }
         }
     }
