@@ -48,7 +48,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     /// When the scene frame on its way was asked for (cap:), until it ends (sen:).
     private var sceneFrameAsked: C.Instant?
     /// The scene frame coming in (sst:, idt:…, sen:).
-    private var sceneFrame = SceneFrameAssembly()
+    private var sceneFrame = PhotoAssembly()
     /// A scene frame not ended this long after it was asked for is given up.
     public static var sceneFrameLimit: Duration { .seconds(10) }
     private let sink = Broadcast<SessionEvent>()
@@ -94,29 +94,12 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     /// session gave up, so the supervisor tries again on its backoff.
     public func run(links: AsyncStream<LinkEvent>, restart: @escaping @Sendable (String) async -> Void) async {
         restartLink = restart
-        await withDiscardingTaskGroup { group in
-            var running: (generation: UInt64, stop: OneShotEvent)?
-            for await event in links {
-                switch event {
-                case .up(let link, let generation):
-                    running?.stop.fire()
-                    let stop = OneShotEvent()
-                    running = (generation, stop)
-                    begin(generation)
-                    group.addTask {
-                        await withTaskGroup(of: Void.self) { inner in
-                            inner.addTask { await self.serve(link, generation: generation, restart: restart) }
-                            inner.addTask { await stop.wait() }
-                            await inner.next()
-                            inner.cancelAll()
-                        }
-                        await self.end(generation)
-                    }
-                case .down(let generation, _):
-                    if running?.generation == generation { running?.stop.fire() }
-                }
-            }
-            running?.stop.fire()
+        await serveLinks(links) { generation in
+            begin(generation)
+        } serve: { link, generation in
+            await self.serve(link, generation: generation, restart: restart)
+        } end: { generation in
+            await self.end(generation)
         }
     }
 
