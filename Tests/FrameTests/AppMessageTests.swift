@@ -2,8 +2,102 @@
 import Frame
 import Testing
 
-@Suite struct AppMessageTests {
+@Suite("App message codec")
+struct AppMessageTests {
+    static let all: [AppMessage] = [
+        .display("Paris"), .display(""), .response("is the capital — ¿sí? 日本 😀"), .error("No network"), .answerEnd,
+        .alert("Car ahead"), .alert(""), .stopRecording, .capture(PhotoSettings(quality: 4, resolution: 720)),
+        .photoSettings(PhotoSettings(quality: 0, resolution: 256)), .ready("3f2a"), .audioStart(sampleRate: 8000, bits: 16),
+        .audioStart(sampleRate: 16000, bits: 8), .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .photoStart,
+        .photoData([0xFF, 0xD8, 0xFF]), .photoEnd, .sceneStart, .sceneEnd, .cancelled, .battery(0), .battery(100), .tap,
+    ]
+
     @Test func photoSettingsDefaults() {
         #expect(PhotoSettings() == PhotoSettings(quality: 2, resolution: 512))
+        #expect(PhotoSettings().isValid)
+    }
+
+    @Test("every message round-trips, prefix and code in front")
+    func roundTrip() throws {
+        for message in Self.all {
+            let bytes = message.encoded
+            #expect(try AppMessage.decode(bytes) == message)
+            #expect(bytes[0] == 0x01)
+            #expect(bytes[1] == message.code)
+            #expect(message.name != "unknown")
+        }
+        #expect(Set(Self.all.map(\.code)).count == 20)
+        #expect(Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17].contains($0.code) })
+    }
+
+    @Test("byte fixtures as the Lua app sends and reads them")
+    func fixtures() throws {
+        #expect(AppMessage.display("Hi").encoded == [0x01, 0x10, 0x48, 0x69])
+        #expect(AppMessage.response("é").encoded == [0x01, 0x11, 0xC3, 0xA9])
+        #expect(AppMessage.answerEnd.encoded == [0x01, 0x13])
+        #expect(AppMessage.stopRecording.encoded == [0x01, 0x15])
+        #expect(AppMessage.capture(PhotoSettings(quality: 3, resolution: 512)).encoded == [0x01, 0x16, 3, 0x02, 0x00])
+        #expect(AppMessage.photoSettings(PhotoSettings(quality: 1, resolution: 720)).encoded == [0x01, 0x17, 1, 0x02, 0xD0])
+        #expect(try AppMessage.decode([0x01, 0x81] + Array("abc".utf8)) == .ready("abc"))
+        #expect(try AppMessage.decode([0x01, 0x82, 8, 16]) == .audioStart(sampleRate: 8000, bits: 16))
+        #expect(try AppMessage.decode([0x01, 0x82, 16, 8]) == .audioStart(sampleRate: 16000, bits: 8))
+        #expect(try AppMessage.decode([0x01, 0x83, 0x01, 0xFE]) == .audioData([0x01, 0xFE]))
+        #expect(try AppMessage.decode([0x01, 0x8B, 87]) == .battery(87))
+        #expect(try AppMessage.decode([0x01, 0x8A]) == .cancelled)
+        #expect(try AppMessage.decode([0x01, 0x8C]) == .tap)
+    }
+
+    @Test("malformed frames are typed errors, each of a kind for the logs")
+    func malformed() {
+        typealias E = AppMessage.DecodeError
+        let cases: [([UInt8], E)] = [
+            ([], .tooShort(0)),
+            ([0x01], .tooShort(1)),
+            ([0x31, 0x10], .missingPrefix(0x31)),
+            ([0x01, 0x00], .unknownCode(0x00)),
+            ([0x01, 0x18], .unknownCode(0x18)),
+            ([0x01, 0x80], .unknownCode(0x80)),
+            ([0x01, 0x8D], .unknownCode(0x8D)),
+            ([0x01, 0x11, 0xC3], .badPayload("response")),  // cut UTF-8
+            ([0x01, 0x10, 0xFF, 0x41], .badPayload("display")),
+            ([0x01, 0x12, 0xED, 0xA0, 0x80], .badPayload("error")),  // a surrogate
+            ([0x01, 0x14, 0xC0, 0xAF], .badPayload("alert")),  // overlong
+            ([0x01, 0x81], .badPayload("ready")),
+            ([0x01, 0x13, 0x00], .badPayload("answerEnd")),
+            ([0x01, 0x15, 0x01], .badPayload("stopRecording")),
+            ([0x01, 0x84, 0x00], .badPayload("audioEnd")),
+            ([0x01, 0x8A, 0x00], .badPayload("cancelled")),
+            ([0x01, 0x82, 8], .badPayload("audioStart")),
+            ([0x01, 0x82, 8, 16, 0], .badPayload("audioStart")),
+            ([0x01, 0x82, 44, 16], .badPayload("audioStart")),
+            ([0x01, 0x82, 8, 24], .badPayload("audioStart")),
+            ([0x01, 0x82, 12, 8], .badPayload("audioStart")),
+            ([0x01, 0x83], .badPayload("audioData")),
+            ([0x01, 0x86], .badPayload("photoData")),
+            ([0x01, 0x8B], .badPayload("battery")),
+            ([0x01, 0x8B, 101], .badPayload("battery")),
+            ([0x01, 0x8B, 50, 50], .badPayload("battery")),
+            ([0x01, 0x16, 2, 0x02], .badPayload("capture")),
+            ([0x01, 0x16, 5, 0x02, 0x00], .badPayload("capture")),  // quality 5
+            ([0x01, 0x17, 2, 0x00, 0xFE], .badPayload("photoSettings")),  // 254
+            ([0x01, 0x17, 2, 0x02, 0xD2], .badPayload("photoSettings")),  // 722
+            ([0x01, 0x17, 2, 0x02, 0x01], .badPayload("photoSettings")),  // 513, odd
+        ]
+        for (bytes, expected) in cases {
+            #expect(throws: expected, "\(bytes)") { try AppMessage.decode(bytes) }
+        }
+        #expect(E.tooShort(1).kind == "a frame too short")
+        #expect(E.missingPrefix(0x31).kind == "a frame without the data prefix")
+        #expect(E.unknownCode(0x99).kind == E.unknownCode(0x42).kind)
+        #expect(E.badPayload("battery").kind == "a bad battery payload")
+    }
+
+    @Test("the edges of the photo settings")
+    func photoEdges() throws {
+        for (quality, resolution, valid) in [(0, 256, true), (4, 720, true), (2, 258, true), (2, 254, false), (2, 722, false), (2, 257, false), (5, 512, false)] {
+            let settings = PhotoSettings(quality: UInt8(quality), resolution: UInt16(resolution))
+            #expect(settings.isValid == valid)
+            if valid { #expect(try AppMessage.decode(AppMessage.capture(settings).encoded) == .capture(settings)) }
+        }
     }
 }

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// The wire form of `AppMessage`: `[0x01, code, payload…]`. Payloads: text is UTF-8 (may be
+/// empty); `audioStart` is `[kHz, bits]` (8 or 16 each; the Swift value holds the rate in Hz);
+/// `audioData`/`photoData` are raw bytes (at least one); `battery` is one byte, 0…100;
+/// `capture`/`photoSettings` are `[quality, resolution high byte, resolution low byte]`
+/// (quality 0…4, resolution 256…720 and even); every other message has no payload. Decoding is
+/// strict: whatever the app or host would not send is an error, never a guess.
+extension AppMessage {
+    /// The message's code (host → device below 0x80, device → host from 0x80).
+    public var code: UInt8 {
+        switch self {
+        case .display: 0x10
+        case .response: 0x11
+        case .error: 0x12
+        case .answerEnd: 0x13
+        case .alert: 0x14
+        case .stopRecording: 0x15
+        case .capture: 0x16
+        case .photoSettings: 0x17
+        case .ready: 0x81
+        case .audioStart: 0x82
+        case .audioData: 0x83
+        case .audioEnd: 0x84
+        case .photoStart: 0x85
+        case .photoData: 0x86
+        case .photoEnd: 0x87
+        case .sceneStart: 0x88
+        case .sceneEnd: 0x89
+        case .cancelled: 0x8A
+        case .battery: 0x8B
+        case .tap: 0x8C
+        }
+    }
+
+    /// A short name for logs.
+    public var name: String { Self.name(of: code) ?? "unknown" }
+
+    static func name(of code: UInt8) -> String? {
+        switch code {
+        case 0x10: "display"
+        case 0x11: "response"
+        case 0x12: "error"
+        case 0x13: "answerEnd"
+        case 0x14: "alert"
+        case 0x15: "stopRecording"
+        case 0x16: "capture"
+        case 0x17: "photoSettings"
+        case 0x81: "ready"
+        case 0x82: "audioStart"
+        case 0x83: "audioData"
+        case 0x84: "audioEnd"
+        case 0x85: "photoStart"
+        case 0x86: "photoData"
+        case 0x87: "photoEnd"
+        case 0x88: "sceneStart"
+        case 0x89: "sceneEnd"
+        case 0x8A: "cancelled"
+        case 0x8B: "battery"
+        case 0x8C: "tap"
+        default: nil
+        }
+    }
+
+    /// The bytes of one write or notification, the 0x01 prefix included.
+    public var encoded: [UInt8] {
+        [Self.dataPrefix, code] + payload
+    }
+
+    private var payload: [UInt8] {
+        switch self {
+        case .display(let s), .response(let s), .error(let s), .alert(let s), .ready(let s): Array(s.utf8)
+        case .capture(let settings), .photoSettings(let settings): settings.encoded
+        case .audioStart(let sampleRate, let bits): [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
+        case .audioData(let bytes), .photoData(let bytes): bytes
+        case .battery(let level): [level]
+        case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap: []
+        }
+    }
+
+    /// Why a frame could not be decoded.
+    public enum DecodeError: Error, Sendable, Equatable {
+        /// Fewer than the two bytes of prefix and code.
+        case tooShort(Int)
+        /// The first byte is not the 0x01 data prefix (print text, or garbage).
+        case missingPrefix(UInt8)
+        case unknownCode(UInt8)
+        /// The payload does not fit the code (its name).
+        case badPayload(String)
+
+        /// What went wrong, without the frame's bytes: one of a few kinds, for rate-limited logs.
+        public var kind: String {
+            switch self {
+            case .tooShort: "a frame too short"
+            case .missingPrefix: "a frame without the data prefix"
+            case .unknownCode: "an unknown code"
+            case .badPayload(let name): "a bad \(name) payload"
+            }
+        }
+    }
+
+    /// Decodes one frame (either direction), the 0x01 prefix included.
+    public static func decode(_ frame: [UInt8]) throws(DecodeError) -> AppMessage {
+        guard frame.count >= 2 else { throw .tooShort(frame.count) }
+        guard frame[0] == dataPrefix else { throw .missingPrefix(frame[0]) }
+        let code = frame[1]
+        guard let name = name(of: code) else { throw .unknownCode(code) }
+        let payload = Array(frame[2...])
+        func text() throws(DecodeError) -> String {
+            guard let s = String(validating: payload, as: UTF8.self) else { throw .badPayload(name) }
+            return s
+        }
+        func empty(_ message: AppMessage) throws(DecodeError) -> AppMessage {
+            guard payload.isEmpty else { throw .badPayload(name) }
+            return message
+        }
+        func bytes() throws(DecodeError) -> [UInt8] {
+            guard !payload.isEmpty else { throw .badPayload(name) }
+            return payload
+        }
+        func settings() throws(DecodeError) -> PhotoSettings {
+            guard let settings = PhotoSettings(encoded: payload) else { throw .badPayload(name) }
+            return settings
+        }
+        switch code {
+        case 0x10: return .display(try text())
+        case 0x11: return .response(try text())
+        case 0x12: return .error(try text())
+        case 0x13: return try empty(.answerEnd)
+        case 0x14: return .alert(try text())
+        case 0x15: return try empty(.stopRecording)
+        case 0x16: return .capture(try settings())
+        case 0x17: return .photoSettings(try settings())
+        case 0x81:
+            let version = try text()
+            guard !version.isEmpty else { throw .badPayload(name) }
+            return .ready(version)
+        case 0x82:
+            guard payload.count == 2, [8, 16].contains(payload[0]), [8, 16].contains(payload[1]) else {
+                throw .badPayload(name)
+            }
+            return .audioStart(sampleRate: Int(payload[0]) * 1000, bits: Int(payload[1]))
+        case 0x83: return .audioData(try bytes())
+        case 0x84: return try empty(.audioEnd)
+        case 0x85: return try empty(.photoStart)
+        case 0x86: return .photoData(try bytes())
+        case 0x87: return try empty(.photoEnd)
+        case 0x88: return try empty(.sceneStart)
+        case 0x89: return try empty(.sceneEnd)
+        case 0x8A: return try empty(.cancelled)
+        case 0x8B:
+            guard payload.count == 1, payload[0] <= 100 else { throw .badPayload(name) }
+            return .battery(payload[0])
+        case 0x8C: return try empty(.tap)
+        default: throw .unknownCode(code)
+        }
+    }
+}
+
+extension PhotoSettings {
+    /// The valid range of `quality` (very low … very high).
+    public static let qualities: ClosedRange<UInt8> = 0...4
+    /// The valid range of `resolution` (even values only).
+    public static let resolutions: ClosedRange<UInt16> = 256...720
+
+    /// Whether the camera accepts these settings.
+    public var isValid: Bool {
+        Self.qualities.contains(quality) && Self.resolutions.contains(resolution) && resolution % 2 == 0
+    }
+
+    /// `[quality, resolution high byte, resolution low byte]`.
+    var encoded: [UInt8] { [quality, UInt8(resolution >> 8), UInt8(resolution & 0xFF)] }
+
+    /// nil unless three bytes of valid settings.
+    init?(encoded bytes: [UInt8]) {
+        guard bytes.count == 3 else { return nil }
+        let settings = PhotoSettings(quality: bytes[0], resolution: UInt16(bytes[1]) << 8 | UInt16(bytes[2]))
+        guard settings.isValid else { return nil }
+        self = settings
+    }
+}
