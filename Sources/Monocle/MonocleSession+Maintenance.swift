@@ -75,7 +75,7 @@ extension MonocleSession {
             try await repl.softReboot()
             endDiversion()
             let pulse = readyPulse
-            guard try await startedInTime({ await pulse.wait(after: ticket) }) else {
+            guard try await happens(within: settings.startTimeout, on: clock, { await pulse.wait(after: ticket) }) else {
                 throw ReplError.timeout("restarting the scripts (no rdy:)")
             }
             set(.ready, reason: "", for: generation)

@@ -154,7 +154,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             guard !Task.isCancelled, generation == self.generation else { return }
             let reason = "\(error)"
             logger.notice("session failed: \(reason)")
-            set(.error, reason: Self.sentence(reason), for: generation)
+            set(.error, reason: sentence(reason), for: generation)
             await restart(reason)
         }
     }
@@ -185,7 +185,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
         } else {
             try await repl.start(DeviceCommands.resume)
         }
-        guard try await startedInTime({ await started.wait() }) else { throw ReplError.timeout("starting the scripts (no rdy:)") }
+        guard try await happens(within: settings.startTimeout, on: clock, { await started.wait() }) else { throw ReplError.timeout("starting the scripts (no rdy:)") }
         let roundTrips = await repl.roundTrips
         logger.info("scripts running", metadata: ["repl_round_trips": "\(roundTrips)", "uploaded": "\(upload)"])
         info.runningScripts = scripts.version
@@ -193,25 +193,6 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
         self.maxPayload = maxPayload
         setInfo(info, for: generation)
         set(.ready, reason: "", for: generation)
-    }
-
-    /// Whether `started` happens within the scripts' start timeout.
-    func startedInTime(_ started: @escaping @Sendable () async -> Void) async throws -> Bool {
-        let clock = self.clock
-        let timeout = settings.startTimeout
-        return try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await started()
-                return true
-            }
-            group.addTask {
-                try await clock.sleep(for: timeout)
-                return false
-            }
-            let first = try await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
     }
 
     /// Large scripts on the data channel (its reader diverted meanwhile), falling back to the REPL
@@ -427,12 +408,5 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             try await dataLink.send(first(chunks.first ?? ""))
             for chunk in chunks.dropFirst() { try await dataLink.send(.response(chunk)) }
         }
-    }
-
-    /// "the link closed" → "The link closed."
-    public static func sentence(_ text: String) -> String {
-        guard let first = text.first else { return text }
-        let capitalised = first.uppercased() + text.dropFirst()
-        return capitalised.hasSuffix(".") ? capitalised : capitalised + "."
     }
 }

@@ -201,7 +201,7 @@ final class UpdateService: Sendable {
             message = "Cancelled; the glasses keep the images they had."
         } catch {
             result = .failed
-            message = MonocleSession<ContinuousClock>.sentence("\(error)")
+            message = sentence("\(error)")
         }
         if let record {
             try? await history.finish(
