@@ -1,1 +1,343 @@
--- glassd's Lua app (written in the next commits).
+GLASSD_APP_VERSION = '-'
+-- SPDX-License-Identifier: GPL-2.0-or-later
+-- glassd's app on a Brilliant Frame (or Halo). The first line is the version: the host replaces
+-- it on upload (FrameApp.uploaded). main.lua loads this file and calls glassd_run(); after a
+-- break the host calls glassd_run() again, no reset needed (the globals survive a break).
+--
+-- Messages (Sources/Frame/AppMessage.swift): [code, payload...] after the firmware's 0x01
+-- prefix. A tap while idle records a question (two taps within 0.3 s: a photo first); a tap
+-- while recording ends it; a tap while the answer comes cancels it. The host's text shows as a
+-- heading (DISPLAY), answer (RESPONSE) and errors in red (ERROR), an alert line on top.
+--
+-- Callbacks run in the firmware's hooks, between any two instructions: they only queue. Every
+-- handler runs under pcall so one bad message cannot stop the app, but the firmware's "break
+-- signal" is raised again: it is how the host stops the app.
+
+local M = {
+  DISPLAY = 0x10, RESPONSE = 0x11, ERROR = 0x12, ANSWER_END = 0x13, ALERT = 0x14, STOP = 0x15,
+  CAPTURE = 0x16, PHOTO_SETTINGS = 0x17,
+  READY = 0x81, AUDIO_START = 0x82, AUDIO_DATA = 0x83, AUDIO_END = 0x84, PHOTO_START = 0x85,
+  PHOTO_DATA = 0x86, PHOTO_END = 0x87, SCENE_START = 0x88, SCENE_END = 0x89, CANCELLED = 0x8A,
+  BATTERY = 0x8B, TAP = 0x8C,
+}
+
+local DOUBLE_TAP_S = 0.3
+local DEBOUNCE_S = 0.04
+local RECORD_MAX_S = 30
+local BATTERY_EVERY_S = 5
+-- frame.bluetooth.send raises while the link's buffers are full: retry every 10 ms, for 1 s.
+local SEND_TRIES = 100
+local CAPTURE_WAIT_S = 3
+local INBOX_MAX = 64
+local TEXT_MAX = 4000
+
+-- The display is 640x400. The font is proportional: CHARS is a safe count per line.
+local LINE_H, CHARS, ROWS = 60, 24, 6
+local HEADING, ANSWER, FAILURE, WARNING, STATUS_COLOR = 'SKYBLUE', 'WHITE', 'RED', 'YELLOW', 'GREY'
+local QUALITIES = { [0] = 'VERY_LOW', 'LOW', 'MEDIUM', 'HIGH', 'VERY_HIGH' }
+
+local IDLE, RECORDING, ANSWERING = 'idle', 'recording', 'answering'
+local STATUS = { idle = 'Tap to ask', recording = 'Listening - tap to stop' }
+
+local inbox, taps = {}, {}
+local S = { photo = { quality = 2, resolution = 512 } }
+
+-- The last error a handler raised, for a look from the REPL.
+GLASSD_LAST_ERROR = nil
+
+local function is_break(err)
+  return type(err) == 'string' and err:find('break signal', 1, true) ~= nil
+end
+
+-- Runs f(...) under pcall; a break goes on up, anything else is noted.
+local function guard(f, ...)
+  local ok, err = pcall(f, ...)
+  if not ok then
+    if is_break(err) then error(err, 0) end
+    GLASSD_LAST_ERROR = tostring(err)
+  end
+  return ok
+end
+
+local function now() return frame.time.utc() end
+
+-- The most one message may carry after its code byte.
+local function max_payload() return frame.bluetooth.max_length() - 1 end
+
+local function send(code, payload)
+  local message = string.char(code) .. (payload or '')
+  for _ = 1, SEND_TRIES do
+    local ok, err = pcall(frame.bluetooth.send, message)
+    if ok then return true end
+    if is_break(err) then error(err, 0) end
+    if not frame.bluetooth.is_connected() then return false end
+    frame.sleep(0.01)
+  end
+  return false
+end
+
+-- Text ----------------------------------------------------------------------------------------
+
+local function ulen(s)
+  local _, n = s:gsub('[^\128-\191]', '')
+  return n
+end
+
+-- Words longer than a line, cut at character boundaries.
+local function pieces(word)
+  local out, piece, n = {}, '', 0
+  for ch in word:gmatch('[^\128-\191][\128-\191]*') do
+    if n == CHARS then
+      out[#out + 1] = piece
+      piece, n = '', 0
+    end
+    piece, n = piece .. ch, n + 1
+  end
+  out[#out + 1] = piece
+  return out
+end
+
+-- The lines of text wrapped at word boundaries, appended to out as {text, color}.
+local function wrap(text, color, out)
+  for paragraph in (text .. '\n'):gmatch('([^\n]*)\n') do
+    local line = ''
+    for word in paragraph:gmatch('%S+') do
+      for _, piece in ipairs(pieces(word)) do
+        if line == '' then
+          line = piece
+        elseif ulen(line) + 1 + ulen(piece) <= CHARS then
+          line = line .. ' ' .. piece
+        else
+          out[#out + 1] = { line, color }
+          line = piece
+        end
+      end
+    end
+    out[#out + 1] = { line, color }
+  end
+  return out
+end
+
+-- Appends text in a colour; a new colour starts a new line. The oldest text goes past TEXT_MAX.
+local function append(text, color)
+  local last = S.segments[#S.segments]
+  if last and last.color == color then
+    last.text = last.text .. text
+  else
+    S.segments[#S.segments + 1] = { text = text, color = color }
+  end
+  local total = 0
+  for _, segment in ipairs(S.segments) do total = total + #segment.text end
+  while total > TEXT_MAX and #S.segments > 1 do
+    total = total - #table.remove(S.segments, 1).text
+  end
+  local only = S.segments[1]
+  if #only.text > TEXT_MAX then
+    only.text = only.text:sub(-TEXT_MAX):gsub('^[\128-\191]+', '')
+  end
+  S.dirty = true
+end
+
+-- Alert on top, status at the bottom, the last lines of the text between.
+local function render()
+  S.dirty = false
+  local lines = {}
+  for _, segment in ipairs(S.segments) do wrap(segment.text, segment.color, lines) end
+  local rows, top = ROWS, 1
+  if S.alert ~= '' then
+    frame.display.text(wrap(S.alert, WARNING, {})[1][1], 1, 1, { color = WARNING })
+    rows, top = rows - 1, 2
+  end
+  local status = STATUS[S.state]
+  if status then
+    frame.display.text(status, 1, 1 + (ROWS - 1) * LINE_H, { color = STATUS_COLOR })
+    rows = rows - 1
+  end
+  local first = math.max(1, #lines - rows + 1)
+  for i = first, #lines do
+    if lines[i][1] ~= '' then
+      frame.display.text(lines[i][1], 1, 1 + (top - 1 + i - first) * LINE_H, { color = lines[i][2] })
+    end
+  end
+  frame.display.show()
+end
+
+-- Camera and microphone --------------------------------------------------------------------
+
+-- PhotoSettings: [quality 0..4, resolution high, low], resolution 256..720 and even.
+local function photo_settings(payload)
+  if #payload ~= 3 then return nil end
+  local quality, resolution = payload:byte(1), payload:byte(2) * 256 + payload:byte(3)
+  if quality > 4 or resolution < 256 or resolution > 720 or resolution % 2 ~= 0 then return nil end
+  return { quality = quality, resolution = resolution }
+end
+
+-- Takes a photo and streams its JPEG as PHOTO_DATA; false if the camera failed.
+local function take_photo(settings)
+  return guard(function()
+    frame.camera.capture { resolution = settings.resolution, quality = QUALITIES[settings.quality] }
+    if frame.camera.image_ready then
+      local deadline = now() + CAPTURE_WAIT_S
+      while not frame.camera.image_ready() do
+        if now() > deadline then error('the camera took too long') end
+        frame.sleep(0.01)
+      end
+    else
+      frame.sleep(0.5)
+    end
+    local size = max_payload()
+    while true do
+      local chunk = frame.camera.read(size)
+      if chunk == nil or #chunk == 0 then break end
+      if not send(M.PHOTO_DATA, chunk) then error('the link dropped the photo') end
+    end
+  end)
+end
+
+-- Audio reads: even sizes (16-bit samples), one message each.
+local function audio_size()
+  local size = max_payload()
+  return size - size % 2
+end
+
+-- Sends what the microphone has (at most `limit` messages); false once it is stopped and empty.
+local function pump_audio(limit)
+  local size = audio_size()
+  for _ = 1, limit do
+    local samples = frame.microphone.read(size)
+    if samples == nil then return false end
+    if #samples == 0 then return true end
+    send(M.AUDIO_DATA, samples)
+  end
+  return true
+end
+
+local function start_recording()
+  pcall(frame.microphone.stop)
+  if not guard(frame.microphone.start, { sample_rate = 8000, bit_depth = 16 }) then
+    S.state = IDLE
+    append('\nThe microphone failed', FAILURE)
+    return
+  end
+  send(M.AUDIO_START, string.char(8, 16))
+  S.state, S.recording_since, S.dirty = RECORDING, now(), true
+end
+
+local function stop_recording()
+  pcall(frame.microphone.stop)
+  pump_audio(400)
+  send(M.AUDIO_END)
+  S.state, S.dirty = ANSWERING, true
+end
+
+-- A question: a photo first when asked for, then the recording.
+local function question(with_photo)
+  if with_photo then
+    send(M.PHOTO_START)
+    take_photo(S.photo)
+    send(M.PHOTO_END)
+  end
+  start_recording()
+end
+
+-- Taps and host messages ---------------------------------------------------------------------
+
+local function tapped(at)
+  send(M.TAP)
+  if S.state == RECORDING then
+    stop_recording()
+  elseif S.state == ANSWERING then
+    send(M.CANCELLED)
+    S.state, S.dirty = IDLE, true
+  elseif S.first_tap and at - S.first_tap <= DOUBLE_TAP_S then
+    S.first_tap = nil
+    question(true)
+  else
+    S.first_tap = at
+  end
+end
+
+local function handle(data)
+  local code, payload = data:byte(1), data:sub(2)
+  if code == M.DISPLAY then
+    S.segments = {}
+    append(payload, HEADING)
+  elseif code == M.RESPONSE then
+    append(payload, ANSWER)
+  elseif code == M.ERROR then
+    append(payload, FAILURE)
+  elseif code == M.ANSWER_END then
+    if S.state == ANSWERING then S.state = IDLE end
+    S.dirty = true
+  elseif code == M.ALERT then
+    S.alert, S.dirty = payload, true
+  elseif code == M.STOP then
+    if S.state == RECORDING then stop_recording() end
+  elseif code == M.CAPTURE then
+    local settings = photo_settings(payload)
+    if settings then
+      send(M.SCENE_START)
+      take_photo(settings)
+      send(M.SCENE_END)
+    end
+  elseif code == M.PHOTO_SETTINGS then
+    S.photo = photo_settings(payload) or S.photo
+  end
+end
+
+local function poll_battery(at)
+  if S.battery_at and at - S.battery_at < BATTERY_EVERY_S then return end
+  S.battery_at = at
+  local level = math.floor(frame.battery_level() + 0.5)
+  level = math.max(0, math.min(100, level))
+  if level ~= S.battery and send(M.BATTERY, string.char(level)) then S.battery = level end
+end
+
+-- One turn of the main loop.
+local function step()
+  local messages = inbox
+  inbox = {}
+  for _, data in ipairs(messages) do
+    if #data > 0 then guard(handle, data) end
+  end
+  local tapped_at = taps
+  taps = {}
+  for _, at in ipairs(tapped_at) do
+    if at - (S.last_tap or -1) >= DEBOUNCE_S then
+      S.last_tap = at
+      guard(tapped, at)
+    end
+  end
+  local at = now()
+  if S.first_tap and at - S.first_tap > DOUBLE_TAP_S then
+    S.first_tap = nil
+    guard(question, false)
+  end
+  if S.state == RECORDING then
+    if at - S.recording_since > RECORD_MAX_S or not guard(pump_audio, 8) then guard(stop_recording) end
+  end
+  guard(poll_battery, at)
+  if S.dirty then guard(render) end
+end
+
+local function on_data(data)
+  if #inbox < INBOX_MAX then inbox[#inbox + 1] = data end
+end
+
+local function on_tap()
+  taps[#taps + 1] = frame.time.utc()
+end
+
+-- Runs the app until the host breaks it; safe to call again after a break.
+function glassd_run()
+  pcall(frame.microphone.stop)
+  inbox, taps = {}, {}
+  S = { photo = S.photo, segments = {}, alert = '', state = IDLE, dirty = true }
+  frame.bluetooth.receive_callback(on_data)
+  frame.imu.tap_callback(on_tap)
+  send(M.READY, GLASSD_APP_VERSION)
+  while true do
+    guard(step)
+    frame.sleep(S.state == RECORDING and 0.005 or 0.02)
+  end
+end

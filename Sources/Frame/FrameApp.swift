@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Crypto
+
+/// glassd's own Lua app for the Frame (written in this project, in Sources/Frame/App), in upload
+/// order, main.lua last. The app file's first line is the version global, a placeholder in the
+/// source (`GLASSD_APP_VERSION = '-'`) that the upload replaces with the real version, so the
+/// running app can say which version it is.
+public struct FrameApp: Sendable, Equatable {
+    public struct File: Sendable, Equatable {
+        public var name: String
+        public var contents: [UInt8]
+
+        public init(name: String, contents: [UInt8]) {
+            self.name = name
+            self.contents = contents
+        }
+    }
+
+    /// The app, loaded by main.lua (and by `FrameCommands.load`).
+    public static let appFile = "glassd_app.lua"
+    /// What the firmware runs after a reset.
+    public static let mainFile = "main.lua"
+    /// The global holding the running app's version.
+    public static let versionName = "GLASSD_APP_VERSION"
+    /// The version of the stored app, written after every app file: a file there means the
+    /// upload before it completed.
+    public static let stampFile = "glassd.ver"
+
+    public let files: [File]
+    /// SHA-256 over every file's name and contents (the version line left out), in order:
+    /// lower-case hex.
+    public let version: String
+
+    public init(files: [File]) {
+        self.files = files
+        var hash = SHA256()
+        for file in files {
+            hash.update(data: Array(file.name.utf8) + [0])
+            hash.update(data: Self.withoutVersionLine(file.contents) + [0])
+        }
+        version = hash.finalize().map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    /// The bytes uploaded for `file`: a leading version line carries the real version.
+    public func uploaded(_ file: File) -> [UInt8] {
+        guard Self.hasVersionLine(file.contents) else { return file.contents }
+        return Array("\(Self.versionName) = '\(version)'\n".utf8) + Self.withoutVersionLine(file.contents)
+    }
+
+    /// The version a file's first line names (`GLASSD_APP_VERSION = '…'`), if it has one.
+    public static func stampedVersion(in contents: [UInt8]) -> String? {
+        guard hasVersionLine(contents) else { return nil }
+        let line = String(decoding: contents.prefix { $0 != 0x0A && $0 != 0x0D }, as: UTF8.self)
+        let parts = line.split(separator: "'", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2].allSatisfy({ $0 == " " }) else { return nil }
+        return String(parts[1])
+    }
+
+    static func hasVersionLine(_ contents: [UInt8]) -> Bool {
+        contents.starts(with: Array("\(versionName) =".utf8))
+    }
+
+    static func withoutVersionLine(_ contents: [UInt8]) -> [UInt8] {
+        guard hasVersionLine(contents) else { return contents }
+        guard let newline = contents.firstIndex(of: 0x0A) else { return [] }
+        return Array(contents[(newline + 1)...])
+    }
+
+    /// The project's own app, built into glassd.
+    public static let bundled = FrameApp(files: [
+        File(name: appFile, contents: PackageResources.glassd_app_lua),
+        File(name: mainFile, contents: PackageResources.main_lua),
+    ])
+}
