@@ -19,11 +19,14 @@ public enum FrameChannel {
 }
 
 extension GATTProfile {
-    /// One channel: each write is one Lua chunk, control byte or data message, never split.
+    /// One channel: each write is one Lua chunk, control byte or data message, never split, and
+    /// waits for the Frame's response, which paces the host to what the firmware takes in.
     public static let frame = GATTProfile(
         name: "frame",
         channels: [
-            Channel(name: FrameChannel.lua, service: FrameUUID.service, write: FrameUUID.rx, notify: FrameUUID.tx, framing: .packets)
+            Channel(
+                name: FrameChannel.lua, service: FrameUUID.service, write: FrameUUID.rx, notify: FrameUUID.tx, framing: .packets,
+                writeWithResponse: true)
         ])
 }
 

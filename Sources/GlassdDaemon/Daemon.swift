@@ -11,6 +11,7 @@ import Logging
 import Product
 import Scene
 import Glasses
+import Frame
 import Monocle
 import ServiceLifecycle
 import UnixSignals
@@ -185,17 +186,20 @@ public enum Daemon {
         let bluez = BlueZClient(bus: system, logger: logger)
         let settings = LinkSettings(
             adapter: config.adapter, scanTimeout: .seconds(config.scanTimeout),
-            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)), kinds: [.monocle])
+            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)), kinds: [.monocle, .frame])
         let supervisor = LinkSupervisor(
             client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
-        let session = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
+        let monocle = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
+        let frame = FrameSession(clock: ContinuousClock(), logger: logger)
+        // Each link is served by its kind's session; the product and the bus see one.
+        let session = SessionRouter([(GATTProfile.monocle.name, monocle), (GATTProfile.frame.name, frame)])
         let product = product(session, supervisor)
         let interface = LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session, statuses: statuses,
             updateMark: updateMark, logger: logger)
-        return (interface, session, product)
+        return (interface, monocle, product)
     }
 
     /// Manager1.Backend: the chat server and model, and the speech server's when it is another.
