@@ -26,6 +26,11 @@ private func deviceProperty(_ bus: BusConnection, _ index: Int, _ name: String) 
     ).first?.unwrapped
 }
 
+/// Whether BlueZ holds a bond with the glasses on `hci<index>` now (no object: none).
+private func bluezPaired(_ bus: BusConnection, _ index: Int) async -> Bool {
+    (try? await deviceProperty(bus, index, "Paired")) == .bool(true)
+}
+
 /// Runs a Lua chunk on the Frame's channel and returns its first print.
 private func lua(_ link: any GlassesLink, _ chunk: String) async throws -> String {
     let channel = try #require(link.channel(FrameChannel.lua))
@@ -39,7 +44,9 @@ private func lua(_ link: any GlassesLink, _ chunk: String) async throws -> Strin
     }
 }
 
-@Suite("Bonding with glasses that need it", .timeLimit(.minutes(5)), .serialized, .enabled(if: worldReady, "the Python BLE world is not set up"))
+@Suite(
+    "Bonding with glasses that need it", .timeLimit(.minutes(5)), .serialized,
+    .enabled(if: worldReady, "the Python BLE world is not set up"))
 struct BondingTests {
     @Test("Pair(\"\") finds a Frame and bonds; its link carries Lua; a drop reconnects without pairing again")
     func bondAndReconnect() async throws {
@@ -81,7 +88,7 @@ struct BondingTests {
     func unpairAndRefusal() async throws {
         try await BLEWorld.with { ble in
             try await ble.withFrame(1) { _ in
-                try await ble.withSupervisor(settings: bothKinds) { supervisor, client in
+                try await ble.withSupervisor(settings: bothKinds) { supervisor, _ in
                     let bus = try await ble.world.connect()
                     let frame = VirtualFrame(bus: bus, index: 1)
                     let events = await supervisor.events()
@@ -91,8 +98,7 @@ struct BondingTests {
 
                     try await supervisor.unpair()
                     // BlueZ forgot the device and its bond before Unpair returned; the Frame keeps its half.
-                    let device = bluezDevice(1)
-                    #expect(!client.state.snapshot.isPaired(device))
+                    #expect(await !bluezPaired(bus, 1))
                     #expect(try await frame.bonded())
 
                     await #expect(throws: LinkError.bondLost) { try await supervisor.pair(address) }
@@ -107,6 +113,38 @@ struct BondingTests {
                     let link = try await events.nextLink()
                     #expect(try await frame.bonded())
                     #expect(try await lua(link, "print('again')") == "again")
+                    await bus.close()
+                }
+            }
+        }
+    }
+
+    @Test("BlueZ losing the bond behind glassd's back: reconnecting says to reset the glasses' bond, then pairs again once it is")
+    func bondLostOnReconnect() async throws {
+        var settings = bothKinds
+        settings.reconnect = ReconnectPolicy(maximum: .seconds(2))
+        try await BLEWorld.with { ble in
+            try await ble.withFrame(1) { _ in
+                try await ble.withSupervisor(settings: settings) { supervisor, _ in
+                    let bus = try await ble.world.connect()
+                    let frame = VirtualFrame(bus: bus, index: 1)
+                    let events = await supervisor.events()
+                    _ = try await supervisor.pair(BLEWorld.adapterAddress(1))
+                    _ = try await events.nextLink()
+
+                    // Someone removes the glasses from BlueZ (bluetoothctl remove): the host's half is gone.
+                    _ = try await bus.call(
+                        "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1", member: "RemoveDevice",
+                        [.objectPath(bluezDevice(1))])
+                    _ = try await events.nextDrop()
+                    for await change in supervisor.changeStream where change.reason == LinkError.bondLost.message { break }
+                    #expect(await supervisor.snapshot().paired != nil)
+
+                    try await frame.call("ResetBond")
+                    let link = try await events.nextLink()
+                    #expect(try await lua(link, "print(6*7)") == "42")
+                    #expect(await bluezPaired(bus, 1))
+                    #expect(await supervisor.pairCalls >= 3)
                     await bus.close()
                 }
             }
