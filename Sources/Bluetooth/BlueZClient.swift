@@ -2,15 +2,18 @@
 import DBusKit
 import Logging
 
-/// org.bluez on the system bus: a mirror of its objects (`state`) and calls into it.
+/// org.bluez on the system bus: a mirror of its objects (`state`), calls into it, and glassd's
+/// pairing agent.
 public final class BlueZClient: Sendable {
     public let bus: BusConnection
     public let state = BlueZState()
+    public let agent: PairingAgent
     let logger: Logger
 
     public init(bus: BusConnection, logger: Logger) {
         self.bus = bus
         self.logger = logger
+        agent = PairingAgent(bus: bus, logger: logger)
     }
 
     /// The system bus connection was lost: the daemon must restart to see BlueZ again.
@@ -18,9 +21,27 @@ public final class BlueZClient: Sendable {
         public var description: String { "the system bus connection was lost" }
     }
 
-    /// Keeps `state` in step with org.bluez until cancelled, across bluetoothd restarts; throws
-    /// `BusLost` if the system bus goes away.
+    /// Keeps `state` in step with org.bluez until cancelled, across bluetoothd restarts, and the
+    /// pairing agent exported and registered with every bluetoothd; throws `BusLost` if the
+    /// system bus goes away. Serves the connection's incoming calls (the agent's), so call it
+    /// once per connection, and serve the connection nowhere else.
     public func run() async throws {
+        try await bus.export(agent.spec, at: PairingAgent.path)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await self.bus.serve() }
+                group.addTask { await self.agent.keepRegistered(self.state) }
+                try await mirror()
+                group.cancelAll()
+            }
+        } catch {
+            await bus.unexport(interface: PairingAgent.interface, at: PairingAgent.path)
+            throw error
+        }
+        await bus.unexport(interface: PairingAgent.interface, at: PairingAgent.path)
+    }
+
+    private func mirror() async throws {
         // One subscription for both, so org.bluez's signals and its comings and goings are applied
         // in the order the bus sent them, and a snapshot and the signals after it converge.
         let events = try await bus.subscribe(

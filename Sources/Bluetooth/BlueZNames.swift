@@ -9,6 +9,7 @@ enum BlueZ {
     static let adapter = "org.bluez.Adapter1"
     static let device = "org.bluez.Device1"
     static let characteristic = "org.bluez.GattCharacteristic1"
+    static let agentManager = "org.bluez.AgentManager1"
     static let objectManager = "org.freedesktop.DBus.ObjectManager"
     static let properties = "org.freedesktop.DBus.Properties"
 

@@ -16,6 +16,9 @@ public final class BlueZState: Sendable {
         /// How often a Device1 has appeared at each path: a count that went up means BlueZ made
         /// the object anew (after a removal, from a new advertisement).
         public var appearances: [String: UInt64] = [:]
+        /// How often org.bluez has come onto the bus: a count that went up means a bluetoothd
+        /// that knows nothing of what was registered with the one before (glassd's agent).
+        public var bluezArrivals: UInt64 = 0
 
         public func properties(_ path: String, _ interface: String) -> [String: DBusValue]? {
             objects[path]?[interface]
@@ -52,6 +55,7 @@ public final class BlueZState: Sendable {
                 $0.appearances[path, default: 0] += 1
             }
             $0.objects = objects
+            if present && !$0.present { $0.bluezArrivals += 1 }
             $0.present = present
             $0.initialized = true
         }

@@ -45,6 +45,12 @@ extension LinkSupervisor {
             guard let sighting = client.state.snapshot.sighting(device), let kind = settings.kinds.identify(sighting)?.kind else {
                 throw AttemptFailed(description: "the device is not glasses glassd knows")
             }
+            // Normally bonded at Pair already; BlueZ may have lost the bond since (then the
+            // glasses refuse until their bond is reset: bondLost).
+            if kind.bonds {
+                guard isCurrent(address) else { throw CancellationError() }
+                try await bond(device)
+            }
             let link = try await openChannels(device, profile: kind.profile)
             return BlueZConnection(link: link, adapter: adapter, device: device)
         } catch {
@@ -113,11 +119,12 @@ extension LinkSupervisor {
         guard isCurrent(address) else { return }
         switch step {
         case .waiting:
-            setState(.disconnected, reason: "Waiting for the glasses to come into range.")
+            setState(.disconnected, reason: bondRefusal ?? "Waiting for the glasses to come into range.")
         case .connecting(let reconnect):
             setState(.connecting, reason: reconnect ? "Reconnecting." : "Connecting.")
         case .failed(let error):
             logger.info("connecting failed, watching for the glasses: \(error)", metadata: ["device": "\(address)"])
+            bondRefusal = error == LinkError.bondLost.message ? error : nil
         }
     }
 
@@ -130,6 +137,7 @@ extension LinkSupervisor {
         }
         if connectedOnce == address { reconnectCount += 1 }
         connectedOnce = address
+        bondRefusal = nil
         self.link = link
         generation += 1
         let current = generation

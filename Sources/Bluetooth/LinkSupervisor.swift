@@ -34,6 +34,10 @@ public actor LinkSupervisor {
     var connectedOnce: BluetoothAddress?
     /// Set by dropLink: the link's end is the session's rejection, paced like a failed attempt.
     var rejection: String?
+    /// Device1.Pair calls made: glasses that bond are paired once, never again on a reconnect.
+    var pairCalls = 0
+    /// Set while reconnecting fails because the glasses refuse to pair: the state's reason then.
+    var bondRefusal: String?
     /// Supervision paused (a DFU holds the device): no reconnecting, and the link is left as it is.
     private var suspended = false
     private let targets: AsyncStream<BluetoothAddress?>.Continuation
@@ -147,7 +151,8 @@ public actor LinkSupervisor {
 
     // MARK: Requests
 
-    /// Pairs with `address`, or with the strongest Monocle in range when it is empty.
+    /// Pairs with `address`, or with the strongest glasses in range when it is empty; glasses
+    /// whose kind bonds are bonded with BlueZ first.
     public func pair(_ address: String) async throws(LinkError) -> BluetoothAddress {
         await loadPairing()
         var wanted: BluetoothAddress?
@@ -167,6 +172,17 @@ public actor LinkSupervisor {
         let adapter = try await adapterPath()
         let found = try await find(wanted, under: adapter)
         if paired != nil { throw .alreadyPaired("Paired meanwhile; unpair first.") }
+        // Bonded here, not by the supervision, so a refusal fails this request and nothing is saved.
+        let device = client.state.snapshot.devicePath(adapter, found.address)
+        if kind(of: device)?.bonds == true {
+            do {
+                try await bond(device)
+            } catch {
+                if client.state.snapshot.isConnected(device) { _ = try? await client.call(device, BlueZ.device, "Disconnect") }
+                throw error
+            }
+        }
+        if paired != nil { throw .alreadyPaired("Paired meanwhile; unpair first.") }
         do {
             try await store.savePaired(found.address, name: found.name, at: unixMS())
         } catch {
@@ -176,13 +192,15 @@ public actor LinkSupervisor {
         suspended = false
         reconnectCount = 0
         connectedOnce = nil
+        bondRefusal = nil
         logger.notice("paired", metadata: ["device": "\(found.address)", "rssi": "\(found.rssi)"])
         setState(.disconnected)
         targets.yield(found.address)
         return found.address
     }
 
-    /// Forgets the glasses: disconnects and stops reconnecting at once.
+    /// Forgets the glasses: disconnects and stops reconnecting at once; glasses that bond are
+    /// removed from BlueZ with their bond before this returns, so a Pair right after starts afresh.
     public func unpair() async throws(LinkError) {
         await loadPairing()
         guard let paired else { throw .notPaired("No glasses are paired.") }
@@ -197,6 +215,7 @@ public actor LinkSupervisor {
         suspended = false
         setState(.unpaired)
         targets.yield(nil)
+        await removeBond(paired.address)
         logger.notice("unpaired", metadata: ["device": "\(paired.address)"])
     }
 
