@@ -167,7 +167,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Monocle", "Firmware",
+                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Glasses", "Monocle", "Frame",
+                "Firmware",
                 "HTTPKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

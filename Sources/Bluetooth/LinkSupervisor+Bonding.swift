@@ -8,7 +8,7 @@ extension LinkError {
     /// The glasses still hold a bond this computer lost (its Bluetooth state was reset, or the
     /// device was removed outside glassd): they refuse every new pairing until their own bond
     /// is reset.
-    public static let bondLost = LinkError.failed(
+    public static let bondLost = LinkError.bondLost(
         "The glasses refused to pair: they still hold a bond this computer no longer has. Reset the glasses' bond "
             + "(Frame: press the pin-hole button in the charging cradle), then pair again.")
 }

@@ -17,8 +17,8 @@ public final class PairingAgent: Sendable {
 
     private let bus: BusConnection
     private let logger: Logger
-    /// Which bluetoothd (its `bluezArrivals` count) the agent was last registered with as the
-    /// default agent; 0 before the first.
+    /// Which bluetoothd (its `bluezArrivals` count) the agent was last registered with; 0
+    /// before the first.
     public let registered = Watched<UInt64>(0)
     /// Device paths glassd is pairing now, each with how many pairings of it are in flight.
     private let pairing = Mutex<[String: Int]>([:])
@@ -102,7 +102,7 @@ public final class PairingAgent: Sendable {
     // MARK: Registration
 
     /// Registers the agent with every bluetoothd that comes onto the bus (a restarted one has
-    /// forgotten it), as the default agent, until cancelled.
+    /// forgotten it), until cancelled.
     func keepRegistered(_ state: BlueZState) async {
         var registeredWith: UInt64 = 0
         while true {
@@ -127,10 +127,9 @@ public final class PairingAgent: Sendable {
             } catch let error as BusError where error.name == "org.bluez.Error.AlreadyExists" {
                 // Registered already (BlueZ keeps one agent per connection).
             }
-            // The default agent is the one asked about pairings no client started (the glasses
-            // asking for security on connect), so glassd's must be it.
-            _ = try await bus.call(
-                BlueZ.service, path: "/org/bluez", interface: BlueZ.agentManager, member: "RequestDefaultAgent", [path])
+            // Not the default agent: bluetoothd asks the agent of the client that called Pair, so
+            // glassd's serves glassd's pairings, and the desktop's agent keeps serving the rest
+            // (as the default, it would refuse every pairing glassd did not start).
             logger.info("pairing agent registered with bluetoothd")
             registered.set(arrival)
         } catch {

@@ -141,6 +141,8 @@ public enum GlassdErrorName {
     public static let notCancellable = "org.glassd.Error.NotCancellable"
     /// A question from the glasses with no speech in it (or none the transcription made words of).
     public static let noSpeech = "org.glassd.Error.NoSpeech"
+    /// The glasses refuse to pair: they keep a bond this computer lost (reset it on the glasses).
+    public static let bondLost = "org.glassd.Error.BondLost"
     /// A photo from the glasses that is not a whole JPEG.
     public static let badPhoto = "org.glassd.Error.BadPhoto"
 }

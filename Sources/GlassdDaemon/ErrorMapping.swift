@@ -81,6 +81,7 @@ enum ErrorMapping {
             case .busy: GlassdErrorName.busy
             case .notPaired: GlassdErrorName.notPaired
             case .unreachable: GlassdErrorName.notConnected
+            case .bondLost: GlassdErrorName.bondLost
             case .failed: "org.freedesktop.DBus.Error.Failed"
             }
         return BusError(name: name, message: error.message)

@@ -183,7 +183,7 @@ struct BondingTests {
             let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await client.run() }
-                // Registered (as the default agent) with each bluetoothd; bluezoo shows it too, by
+                // Registered with each bluetoothd; bluezoo shows it too, by
                 // making its adapters pairable once an agent is registered.
                 for arrival in UInt64(1)...2 {
                     try await ble.withBlueZ {

@@ -18,6 +18,51 @@ struct VirtualFrame: Sendable {
 
     /// Whether the Frame holds a bond (with any central).
     func bonded() async throws -> Bool { try await call("Bonded").first?.bool == true }
+
+    /// What the display shows: a line per row, "[red] " before coloured text.
+    func displayText() async throws -> String { try await call("DisplayText").first?.string ?? "" }
+
+    /// The files on its flash.
+    func files() async throws -> [String] { try await call("Files").first?.elements?.compactMap(\.string) ?? [] }
+
+    /// Its counters (writes, chunks, resets, taps, errors, ...).
+    func stats() async throws -> [String: Int] {
+        guard case .dict(_, _, let entries)? = try await call("Stats").first else { return [:] }
+        var out: [String: Int] = [:]
+        for entry in entries {
+            guard let key = entry.key.string else { continue }
+            switch entry.value.unwrapped {
+            case .uint64(let n): out[key] = Int(n)
+            case .bool(let b): out[key] = b ? 1 : 0
+            default: break
+            }
+        }
+        return out
+    }
+
+    /// Waits (on DisplayChanged, no polling) until the display shows `text` (as read, colour
+    /// tags and line breaks aside); returns what it shows then.
+    @discardableResult
+    func waitForDisplay(containing text: String, timeout: Duration = .seconds(30)) async throws -> String {
+        let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
+        let now = try await displayText()
+        if Self.shows(now, text) { return now }
+        return try await within(timeout, failure: {
+            "the virtual Frame did not show \(text) within \(timeout); it shows: \((try? await displayText()) ?? "?")"
+        }) {
+            for await frame in frames {
+                if let shown = frame.arguments.first?.string, Self.shows(shown, text) { return shown }
+            }
+            throw TestFailure("display signals ended before it showed \(text)")
+        }
+    }
+
+    static func shows(_ shown: String, _ text: String) -> Bool {
+        let read = shown.split(separator: "\n").map { line in
+            line.hasPrefix("[") ? String(line.drop { $0 != "]" }.dropFirst(2)) : String(line)
+        }.joined(separator: " ")
+        return shown.contains(text) || read.contains(text)
+    }
 }
 
 extension BLEWorld {

@@ -147,8 +147,11 @@ class LuaVM:
         finally:
             self.running = False
         if error is not None and not self.sleeping:
-            self.stats["errors"] += 1
-            self.host.output(error if isinstance(error, bytes) else str(error).encode())
+            text = error if isinstance(error, bytes) else str(error).encode()
+            # A break stops a running script with an error, as on the real firmware; counted
+            # apart, so "errors" counts only what a script did wrong.
+            self.stats["broken" if b"break signal" in text else "errors"] += 1
+            self.host.output(text)
         if self.sleeping:
             self.host.request_deep_sleep()
 
