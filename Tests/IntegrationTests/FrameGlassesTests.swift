@@ -86,4 +86,147 @@ struct FrameGlassesTests {
             }
         }
     }
+
+    /// A paired, ready virtual Frame, its microphone fed with the recorded question.
+    private func withFrameReady(_ body: (BLEWorld, BusConnection, VirtualFrame) async throws -> Void) async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                try await body(ble, bus, vf)
+            }
+        }
+    }
+
+    private func deviceChanges(_ bus: BusConnection) async throws -> AsyncStream<BusSignal> {
+        try await bus.signals(
+            SignalMatch(
+                path: GlassdBus.devicePath(address: BLEWorld.adapterAddress(frame)), interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged"))
+    }
+
+    /// Until the device's State becomes ready.
+    private func untilReady(_ changes: AsyncStream<BusSignal>) async throws {
+        try await within(.seconds(60), failure: { "the Frame did not become ready" }) {
+            for await signal in changes
+            where signal.arguments.dropFirst().first?.stringKeyed?[GlassdBus.DeviceProperty.state]?.string == "ready" {
+                return
+            }
+            throw TestFailure("signals ended")
+        }
+    }
+
+    private func questionSignals(_ bus: BusConnection) async throws -> AsyncStream<BusSignal> {
+        try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
+    }
+
+    /// The signals of one question until it ends (Answered or QueryFailed), in order.
+    private func untilEnd(_ signals: AsyncStream<BusSignal>) async throws -> [BusSignal] {
+        try await within(.seconds(60), failure: { "the question did not end in time" }) {
+            var seen: [BusSignal] = []
+            for await signal in signals {
+                seen.append(signal)
+                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
+            }
+            throw TestFailure("signals ended: \(seen.map(\.member))")
+        }
+    }
+
+    @Test("tap and speak: Frame's 16-bit audio is heard, the recording stops at the end of speech, the answer streams onto the display")
+    func tapSpeakAnswer() async throws {
+        try await withFrameReady { ble, bus, vf in
+            try await ble.world.setTranscript("what is the time")
+            let signals = try await questionSignals(bus)
+            try await vf.call("Tap")
+            let seen = try await untilEnd(signals)
+            #expect(seen.first?.member == GlassdBus.Signal.transcribed)
+            #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.arguments))")
+            try await vf.waitForDisplay(containing: "echo: what is the time")
+            let audio = try await ble.world.serverRequests().filter { ($0["path"] as? String)?.contains("/audio/") == true }
+            #expect(audio.count == 1)
+            // The WAV holds the question, not the 10 s the app would record without a stop.
+            let seconds = (audio.last?["duration_s"] as? Double) ?? 0
+            #expect(seconds > 3 && seconds < 8, "\(audio.last ?? [:])")
+            // Ready for the next question.
+            try await ble.world.setTranscript("and now")
+            let again = try await questionSignals(bus)
+            try await vf.call("Tap")
+            #expect(try await untilEnd(again).last?.member == GlassdBus.Signal.answered)
+            try await vf.waitForDisplay(containing: "echo: and now")
+        }
+    }
+
+    @Test("two taps: the camera's JPEG and the spoken question go in one chat request")
+    func photoQuestion() async throws {
+        try await withFrameReady { ble, bus, vf in
+            try await ble.world.setTranscript("what is in front of me")
+            let signals = try await questionSignals(bus)
+            try await vf.call("DoubleTap")
+            let seen = try await untilEnd(signals)
+            #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.arguments))")
+            let chat = try #require(try await ble.world.serverRequests().filter { ($0["path"] as? String)?.contains("/audio/") != true }.last)
+            #expect((chat["image_bytes"] as? Int ?? 0) > 1000, "\(chat)")
+            let id = try #require(seen.last?.arguments.first?.string)
+            let saved = ble.world.directory + "/frame-photo.jpg"
+            #expect(try await ble.world.glassctl(["photo", id, saved]).ok)
+            #expect(FileManager.default.contents(atPath: saved)?.prefix(2) == Data([0xFF, 0xD8]))
+        }
+    }
+
+    @Test("the link drops while the answer streams: the question fails as disconnected; after the Frame is back, the next tap is answered")
+    func dropMidAnswer() async throws {
+        try await withFrameReady { ble, bus, vf in
+            try await ble.world.setTranscript("[slow] tell me a long story")
+            let signals = try await questionSignals(bus)
+            try await vf.call("Tap")
+            try await vf.waitForDisplay(containing: "echo:", timeout: .seconds(60))
+            try await vf.call("PowerOff")
+            let seen = try await untilEnd(signals)
+            #expect(seen.last?.member == GlassdBus.Signal.queryFailed)
+            #expect(seen.last?.arguments.dropFirst().first == .string(GlassdErrorName.notConnected), "\(seen.map(\.arguments))")
+            let changes = try await deviceChanges(bus)
+            try await vf.call("PowerOn")
+            try await untilReady(changes)
+            try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+            try await ble.world.setTranscript("are you back")
+            let again = try await questionSignals(bus)
+            try await vf.call("Tap")
+            #expect(try await untilEnd(again).last?.member == GlassdBus.Signal.answered)
+            try await vf.waitForDisplay(containing: "echo: are you back")
+        }
+    }
+
+    @Test("scene mode on a Frame: frames are asked for, taken by the camera and sent to the vision model")
+    func sceneFrames() async throws {
+        try await withFrameReady { ble, bus, _ in
+            let signals = try await questionSignals(bus)
+            #expect(try await ble.world.glassctl(["mode", "scene"]).ok)
+            let verdict = try await within(.seconds(60), failure: { "no scene frame was sent" }) {
+                for await signal in signals where signal.member == GlassdBus.Signal.sceneFrame {
+                    if let verdict = signal.arguments.dropFirst().first?.string, verdict != "busy" { return verdict }
+                }
+                throw TestFailure("signals ended")
+            }
+            #expect(verdict == "sent")
+            let chat = try #require(try await ble.world.serverRequests().last)
+            #expect((chat["image_bytes"] as? Int ?? 0) > 1000, "\(chat)")
+            #expect(try await ble.world.glassctl(["mode", "assistant"]).ok)
+        }
+    }
+
+    @Test("Unpair removes the bond from BlueZ (the Frame keeps its own until reset)")
+    func unpairRemovesBond() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                let bluezDevice = "/org/bluez/hci0/dev_" + BLEWorld.adapterAddress(frame).replacingOccurrences(of: ":", with: "_")
+                let before = try await ble.world.busctl(["--system", "get-property", "org.bluez", bluezDevice, "org.bluez.Device1", "Paired"])
+                #expect(before.stdout.contains("true"), "\(before.stdout) \(before.stderr)")
+                #expect(try await ble.world.glassctl(["unpair"]).ok)
+                let after = try await ble.world.busctl(["--system", "get-property", "org.bluez", bluezDevice, "org.bluez.Device1", "Paired"])
+                #expect(!after.ok || after.stdout.contains("false"), "\(after.stdout)")
+                #expect(try await vf.bonded(), "the Frame's own bond stays until its pin-hole reset")
+            }
+        }
+    }
 }

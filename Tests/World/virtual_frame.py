@@ -197,6 +197,14 @@ class Control(ServiceInterface):
         await self.vf.tap()
 
     @method()
+    async def DoubleTap(self):
+        """Two taps 0.15 s apart, as a finger makes them: past the app's debounce, within its
+        double-tap window."""
+        await self.vf.tap()
+        await asyncio.sleep(0.15)
+        await self.vf.tap()
+
+    @method()
     def FeedAudio(self, path: "s"):
         try:
             self.vf.mic.feed(path)

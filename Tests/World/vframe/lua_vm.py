@@ -227,7 +227,8 @@ class LuaVM:
             if t is not None:
                 self.time_offset = float(t) - (time.monotonic() - self.boot_time)
                 return None
-            return int(time.monotonic() - self.boot_time + self.time_offset)
+            # The firmware counts milliseconds and returns seconds as a float (lua_time_utc).
+            return round(time.monotonic() - self.boot_time + self.time_offset, 3)
 
         def mic_start(rate, bits):
             self.mic.start(int(rate), int(bits))
