@@ -121,7 +121,7 @@ public enum Daemon {
                     firmwareDirectory: config.firmwareDirectory ?? stateDirectory + "/firmware", auto: config.autoUpdate,
                     minBattery: UInt8(config.updateMinBattery)),
                 settings: UpdateSettings(bootloaderConnectWindow: .seconds(config.bootloaderConnectSeconds)),
-                mark: updateMark, logger: logger)
+                mark: updateMark, markShown: linked.interface.publishedMark, logger: logger)
         }
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,

@@ -69,8 +69,9 @@ extension LinkInterface {
         }
         for (address, var device) in current {
             let before = shown.devices[address]
-            // Glasses out of sight keep the kind they were last seen as.
-            if device.kind == nil { device.kind = before?.kind }
+            // Glasses out of sight keep the kind they were last seen as; a Halo stays one after its
+            // link (and so the characteristic that tells it from a Frame) is gone.
+            if device.kind == nil || (device.kind == .frame && before?.kind == .halo) { device.kind = before?.kind }
             // Seen again: a new RSSI reading, a connection, or first sight.
             if before == nil || before?.rssi != device.rssi || device.connected {
                 if device.rssi != Int16.min || device.connected { shown.lastSeen[address] = now }

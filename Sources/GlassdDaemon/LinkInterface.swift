@@ -23,6 +23,9 @@ struct LinkInterface {
     /// The pairing PairedDevice and State show now: Pair and Unpair answer once it is theirs,
     /// so a client reading the properties after the reply sees the call's effect.
     let publishedPairing = Watched<BluetoothAddress?>(nil)
+    /// The update mark State shows now: an update job ends once it is shown, so a client that
+    /// reads State after the job finished sees the update's effect.
+    let publishedMark = Watched(UpdateMark.none)
 
     private func refuseWhileUpdating() throws(BusError) {
         guard updateMark.current != .updating else {
@@ -139,6 +142,7 @@ struct LinkInterface {
                         await publish(device, paired: true, link: link, shown: &shown)
                     }
                     await publishLink(link, session: shown.session)
+                    publishedMark.set(mark)
                 case .bluez:
                     // The link's own fields only change through .link, so they never go back in time here.
                     var snapshot = await supervisor.snapshot()

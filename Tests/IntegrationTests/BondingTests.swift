@@ -188,7 +188,10 @@ struct BondingTests {
                 for arrival in UInt64(1)...2 {
                     try await ble.withBlueZ {
                         for await registered in client.agent.registered.values() where registered == arrival { break }
-                        #expect(client.state.snapshot.properties("/org/bluez/hci0", "org.bluez.Adapter1")?["Pairable"]?.bool == true)
+                        // bluezoo sets Pairable after RegisterAgent has returned.
+                        try await client.state.wait {
+                            $0.properties("/org/bluez/hci0", "org.bluez.Adapter1")?["Pairable"]?.bool == true
+                        }
                     }
                 }
 

@@ -11,8 +11,10 @@ private let frame = 3
 extension BLEWorld {
     /// glassd and a virtual Frame (Lua in a real Lua 5.4, glassd's app uploaded by glassd) on
     /// `hci<index>`, until `body` ends; glassd's log and the Frame's are shown on a failure.
-    func withFrameSession(_ index: Int, _ body: (BusConnection, VirtualFrame) async throws -> Void) async throws {
-        try await withFrame(index, txPower: -45) { _ in
+    func withFrameSession(
+        _ index: Int, halo: Bool = false, _ body: (BusConnection, VirtualFrame) async throws -> Void
+    ) async throws {
+        try await withFrame(index, txPower: -45, halo: halo) { _ in
             try await world.withGlassd(config: try writeConfig()) { _ in
                 let bus = try await world.connect()
                 let vf = VirtualFrame(bus: bus, index: index)
@@ -226,6 +228,23 @@ struct FrameGlassesTests {
                 let after = try await ble.world.busctl(["--system", "get-property", "org.bluez", bluezDevice, "org.bluez.Device1", "Paired"])
                 #expect(!after.ok || after.stdout.contains("false"), "\(after.stdout)")
                 #expect(try await vf.bonded(), "the Frame's own bond stays until its pin-hole reset")
+            }
+        }
+    }
+
+    @Test("a Halo is told from a Frame by its audio characteristic once connected, and served as a Frame")
+    func halo() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame, halo: true) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                let shown = try await device(ble.world)
+                #expect(shown["kind"] as? String == "halo", "\(shown)")
+                #expect(shown["scripts_version"] as? String == FrameApp.bundled.version)
+                try await ble.world.busctl([
+                    "call", GlassdBus.name, GlassdBus.devicePath(address: BLEWorld.adapterAddress(frame)), GlassdBus.deviceInterface,
+                    GlassdBus.DeviceMethod.display, "s", "Hello Halo",
+                ])
+                try await vf.waitForDisplay(containing: "Hello Halo")
             }
         }
     }

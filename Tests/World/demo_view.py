@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The terminal side of Scripts/demo: glassd's session states and the virtual Monocle's display.
+"""The terminal side of Scripts/demo: glassd's session states and the virtual glasses' display
+(a virtual Monocle, or with --frame a virtual Frame).
 
   demo_view.py wait-name NAME [--pid PID] [--timeout S]
       Exits 0 once NAME has an owner on the bus; 1 when PID exits first or after S seconds.
-  demo_view.py view [--vm hci1] [--dir DIR] [--files-from DIR] [--fake-server URL]
+  demo_view.py view [--vm hci1] [--frame] [--dir DIR] [--files-from DIR] [--fake-server URL]
                     [--answers-from NAME] [--note TEXT] [--ready-timeout S] [--question-timeout S] [-- PAIR_COMMAND...]
       Subscribes to glassd's PropertiesChanged and question signals and the virtual Monocle's
       DisplayChanged, runs PAIR_COMMAND (e.g. glassctl pair), then prints every session state,
@@ -40,6 +41,8 @@ MANAGER = "org.glassd.Manager1"
 DEVICE = "org.glassd.Device1"
 PROPS = "org.freedesktop.DBus.Properties"
 VM_IFACE = "org.glassd.test.VirtualMonocle1"
+FRAME_IFACE = "org.glassd.test.VirtualFrame1"
+FRAME_IDLE_PROMPT = "Tap to ask"   # glassd's Frame app when idle (glassd_app.lua STATUS.idle)
 COLS = 26          # characters per line of glassd's display layout (640 px wide)
 FRAME_WAIT = 3.0   # how long a command waits for the frame it causes
 SETTLE_WAIT = 15.0  # after a question ended: until the glasses are back at their idle prompt
@@ -85,8 +88,14 @@ class View:
     def __init__(self, bus, args):
         self.bus = bus
         self.args = args
-        self.vm_name = f"org.glassd.test.VirtualMonocle.{args.vm}"
-        self.vm_path = f"/org/glassd/vmonocle/{args.vm}"
+        if args.frame:
+            self.vm_name = f"org.glassd.test.VirtualFrame.{args.vm}"
+            self.vm_path = f"/org/glassd/vframe/{args.vm}"
+            self.iface, self.idle_prompt, self.glasses = FRAME_IFACE, FRAME_IDLE_PROMPT, "the virtual Frame"
+        else:
+            self.vm_name = f"org.glassd.test.VirtualMonocle.{args.vm}"
+            self.vm_path = f"/org/glassd/vmonocle/{args.vm}"
+            self.iface, self.idle_prompt, self.glasses = VM_IFACE, IDLE_PROMPT, "the virtual Monocle"
         self.tty = sys.stdout.isatty()
         utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
         self.box = "┌─┐│└┘" if utf8 else "+-+|++"
@@ -133,7 +142,7 @@ class View:
     def show_frame(self, text):
         self.frames += 1
         lines = text.split("\n") if text else []
-        self.idle = bool(lines) and lines[-1].endswith(IDLE_PROMPT)
+        self.idle = bool(lines) and lines[-1].endswith(self.idle_prompt)
         self.changed.set()
         painted = [self.paint(line) for line in lines]
         width = max([COLS] + [n for _, n in painted])
@@ -200,7 +209,7 @@ class View:
     def on_message(self, msg):
         if msg.message_type != MessageType.SIGNAL:
             return
-        if msg.member == "DisplayChanged" and msg.interface == VM_IFACE:
+        if msg.member == "DisplayChanged" and msg.interface == self.iface:
             self.show_frame(msg.body[0])
         elif msg.member == "PropertiesChanged" and msg.interface == PROPS:
             if msg.body[0] == DEVICE:
@@ -209,14 +218,14 @@ class View:
             self.show_question(msg.member, msg.body)
         elif msg.member == "NameOwnerChanged" and msg.body[0] in (GLASSD, self.vm_name):
             if not msg.body[2]:
-                who = "glassd" if msg.body[0] == GLASSD else "the virtual Monocle"
+                who = "glassd" if msg.body[0] == GLASSD else self.glasses
                 self.gone_why = f"{who} left the bus"
                 self.gone.set()
                 self.changed.set()
 
     async def subscribe(self):
         self.bus.add_message_handler(self.on_message)
-        await self.add_match(f"type='signal',sender='{self.vm_name}',interface='{VM_IFACE}',"
+        await self.add_match(f"type='signal',sender='{self.vm_name}',interface='{self.iface}',"
                              "member='DisplayChanged'")
         await self.add_match(f"type='signal',sender='{GLASSD}',interface='{PROPS}',"
                              "member='PropertiesChanged'")
@@ -255,7 +264,7 @@ class View:
         return True
 
     async def vm(self, member, signature="", body=()):
-        return await self.call(self.vm_name, self.vm_path, VM_IFACE, member, signature, body)
+        return await self.call(self.vm_name, self.vm_path, self.iface, member, signature, body)
 
     async def speak(self, text):
         """The question as a WAV from espeak-ng, in the demo's directory; returns its path."""
@@ -345,7 +354,10 @@ class View:
         ends = self.question_ends
         self.idle = False                # from here on, only a frame after the question counts
         self.frame_event.clear()
-        if jpeg:
+        if jpeg and self.args.frame:
+            self.say(f"{self.stamp()}  > double tap (photo, then the question)")
+            await self.vm("DoubleTap")
+        elif jpeg:
             self.say(f"{self.stamp()}  > hold {HOLD_SECONDS} s (photo, then the question)")
             await self.vm("Hold", "d", [HOLD_SECONDS])
         else:
@@ -359,7 +371,7 @@ class View:
         # The answer's last frames: until the glasses are ready and show their idle prompt.
         if not await self.until(lambda: self.state == "ready" and self.idle, SETTLE_WAIT):
             if not self.gone.is_set():
-                self.say(f"{self.stamp()}  (the glasses did not show \"{IDLE_PROMPT}\" within "
+                self.say(f"{self.stamp()}  (the glasses did not show \"{self.idle_prompt}\" within "
                          f"{SETTLE_WAIT:.0f} s)")
 
     async def set_mode(self, mode):
@@ -413,6 +425,9 @@ class View:
             if word == ":tap":
                 self.say(f"{self.stamp()}  > tap")
                 await self.vm("Tap")
+            elif word == ":hold" and self.args.frame:
+                self.say(f"{self.stamp()}  > double tap (a Frame has no touch pad: two taps take a photo)")
+                await self.vm("DoubleTap")
             elif word == ":hold":
                 self.say(f"{self.stamp()}  > hold {HOLD_SECONDS} s")
                 await self.vm("Hold", "d", [HOLD_SECONDS])
@@ -575,7 +590,8 @@ def main():
     w.add_argument("--pid", type=int, help="give up when this process exits")
     w.add_argument("--timeout", type=float, default=20)
     v = sub.add_parser("view", help="show states and frames, send typed lines to the glasses")
-    v.add_argument("--vm", default="hci1", help="the virtual Monocle's adapter (default hci1)")
+    v.add_argument("--vm", default="hci1", help="the virtual glasses' adapter (default hci1)")
+    v.add_argument("--frame", action="store_true", help="the glasses are a virtual Frame, not a Monocle")
     v.add_argument("--ready-timeout", type=float, default=90)
     v.add_argument("--question-timeout", type=float, default=120,
                    help="longest wait for a question's end (recording, transcription, answer)")

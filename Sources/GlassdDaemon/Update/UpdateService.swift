@@ -40,6 +40,8 @@ final class UpdateService: Sendable {
     let logger: Logger
     /// Shared with the link interface, which shows it on the device's State.
     let mark: Watched<UpdateMark>
+    /// The mark the link interface shows now.
+    let markShown: Watched<UpdateMark>
 
     private struct Jobs {
         var next: UInt32 = 1
@@ -54,9 +56,11 @@ final class UpdateService: Sendable {
     init(
         connection: BusConnection, session: MonocleSession<ContinuousClock>, supervisor: LinkSupervisor,
         statuses: Watched<SessionStatus>, history: SQLiteUpdateHistory, policy: UpdatePolicy,
-        settings: UpdateSettings = UpdateSettings(), mark: Watched<UpdateMark>, logger: Logger
+        settings: UpdateSettings = UpdateSettings(), mark: Watched<UpdateMark>, markShown: Watched<UpdateMark>,
+        logger: Logger
     ) {
         self.mark = mark
+        self.markShown = markShown
         self.connection = connection
         self.session = session
         self.supervisor = supervisor
@@ -216,7 +220,12 @@ final class UpdateService: Sendable {
             return j.ended.count > Self.endedJobsKept ? j.ended.removeFirst() : nil
         }
         if let unexport { await connection.unexport(interface: GlassdBus.jobInterface, at: unexport.path, announce: true) }
-        mark.set(requiredMark(statuses.current.info))
+        let ended = requiredMark(statuses.current.info)
+        mark.set(ended)
+        // Bounded: the mark is shown in order with the link's other changes.
+        if (try? await markShown.wait(timeout: .seconds(5), clock: ContinuousClock()) { $0 == ended }) == nil {
+            logger.notice("the device's State did not show the update's end in time")
+        }
         job.finish(result, message: message)
     }
 

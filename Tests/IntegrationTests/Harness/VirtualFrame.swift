@@ -66,16 +66,18 @@ struct VirtualFrame: Sendable {
 }
 
 extension BLEWorld {
-    /// Runs a virtual Frame on adapter `hci<index>` until `body` ends; it advertises `Frame XX`
-    /// with TX power `txPower`, and its flash is `frameFlash(index)`, kept across restarts.
-    func withFrame<R: Sendable>(_ index: Int, txPower: Int = -50, _ body: (Background) async throws -> R) async throws -> R {
+    /// Runs a virtual Frame (with `halo`, a Halo) on adapter `hci<index>` until `body` ends; it
+    /// advertises `Frame XX` with TX power `txPower`, and its flash is `frameFlash(index)`, kept across restarts.
+    func withFrame<R: Sendable>(
+        _ index: Int, txPower: Int = -50, halo: Bool = false, _ body: (Background) async throws -> R
+    ) async throws -> R {
         try FileManager.default.createDirectory(atPath: frameFlash(index), withIntermediateDirectories: true)
         return try await withBackground(
             venvPython,
             [
                 Paths.root + "/Tests/World/virtual_frame.py", "--adapter", "hci\(index)", "--tx-power", "\(txPower)",
                 "--fs", frameFlash(index), "--record", world.directory + "/frame\(index).jsonl",
-            ],
+            ] + (halo ? ["--halo"] : []),
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": world.busAddress], log: world.directory + "/frame\(index).log",
             firstLine: true
         ) { process, line in
