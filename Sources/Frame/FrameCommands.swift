@@ -66,6 +66,9 @@ public enum FrameCommands {
     /// answers with `AppMessage.ready`, not a print.
     public static let resume = "glassd_run()"
 
+    /// Reboots into the Nordic Secure DFU bootloader (it advertises "Frame Update").
+    public static let enterBootloader = "frame.update()"
+
     /// Loads the stored app afresh (the firmware's require reads the file every time) and runs
     /// it, without a VM reset.
     public static let load = "require('glassd_app') glassd_run()"

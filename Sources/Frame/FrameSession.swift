@@ -20,7 +20,7 @@ public struct FrameSessionSettings: Sendable {
 /// REPL in step, versions and battery read, glassd's app uploaded only when it differs, started
 /// (resumed when the same version already runs), then talks to the app in `AppMessage`s. Pure:
 /// a link's byte channel and a clock are all it needs.
-public actor FrameSession<C: Clock>: GlassesSession where C.Duration == Duration {
+public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Duration == Duration {
     let app: FrameApp
     let clock: C
     public let settings: FrameSessionSettings
@@ -29,6 +29,10 @@ public actor FrameSession<C: Clock>: GlassesSession where C.Duration == Duration
     private var generation: UInt64 = 0
     /// Writes one app message on the current link, once the app runs.
     private var writer: (@Sendable (AppMessage) async throws -> Void)?
+    /// The current link's REPL, once the app runs (an update breaks the app through it).
+    private var repl: LuaRepl<C>?
+    /// Drops the current link so the supervisor connects afresh (set by `run`).
+    private var restartLink: (@Sendable (String) async -> Void)?
     private var mtu = FrameMTU(attPayload: 20)
     /// The answer on its way to the glasses: one at a time, and a cancel tap stops it.
     private var answer: AnswerStream?
@@ -85,6 +89,7 @@ public actor FrameSession<C: Clock>: GlassesSession where C.Duration == Duration
     // MARK: Links
 
     public func run(links: AsyncStream<LinkEvent>, restart: @escaping @Sendable (String) async -> Void) async {
+        restartLink = restart
         await serveLinks(links) { generation in
             begin(generation)
         } serve: { link, generation in
@@ -97,6 +102,7 @@ public actor FrameSession<C: Clock>: GlassesSession where C.Duration == Duration
     private func begin(_ generation: UInt64) {
         self.generation = generation
         writer = nil
+        repl = nil
         status.generation = generation
         status.state = .connecting
         sink.publish(.status(status))
@@ -105,6 +111,7 @@ public actor FrameSession<C: Clock>: GlassesSession where C.Duration == Duration
     private func end(_ generation: UInt64) {
         guard generation == self.generation else { return }
         writer = nil
+        repl = nil
         answer = nil
         questionPhoto = nil
         sceneFrame.abandon()
@@ -183,6 +190,7 @@ public actor FrameSession<C: Clock>: GlassesSession where C.Duration == Duration
         mtu = repl.mtu
         let gate = AsyncGate()
         writer = { message in try await gate.withLock { try await channel.write(message.encoded) } }
+        self.repl = repl
         setInfo(Self.info(found), for: generation)
         set(.ready, reason: "", for: generation)
     }
@@ -278,6 +286,26 @@ public actor FrameSession<C: Clock>: GlassesSession where C.Duration == Duration
     }
 
     // MARK: Requests
+
+    /// Breaks the app and runs `frame.update()`: the Frame reboots into its bootloader ("Frame
+    /// Update", Nordic Secure DFU at its address + 1), dropping the link.
+    public func enterBootloader() async throws {
+        guard let repl, status.state == .ready || status.state == .busy else {
+            throw SessionError.notConnected("The glasses are not ready (\(status.state.rawValue)).")
+        }
+        guard status.state == .ready else { throw SessionError.busy }
+        writer = nil
+        set(.updating, for: generation)
+        do {
+            try await repl.start(FrameCommands.enterBootloader)
+        } catch {
+            // Still up: the app is stopped, so this link cannot serve; the next one starts afresh.
+            set(.error, reason: "The glasses did not enter their bootloader: \(error).", for: generation)
+            await restartLink?("the glasses did not enter their bootloader")
+            throw error
+        }
+        logger.info("the glasses reset for an update")
+    }
 
     private func write() throws -> @Sendable (AppMessage) async throws -> Void {
         guard let writer, status.state == .ready || status.state == .busy else {

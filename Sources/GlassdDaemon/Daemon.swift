@@ -115,7 +115,7 @@ public enum Daemon {
         let link = linked?.interface
         let updates = linked.map { linked in
             UpdateService(
-                connection: connection, session: linked.monocle, supervisor: linked.interface.supervisor, statuses: statuses,
+                connection: connection, sessions: linked.sessions, supervisor: linked.interface.supervisor, statuses: statuses,
                 history: updateHistory,
                 policy: UpdatePolicy(
                     firmwareDirectory: config.firmwareDirectory ?? stateDirectory + "/firmware", auto: config.autoUpdate,
@@ -175,7 +175,7 @@ public enum Daemon {
         config: Config, database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
         updateMark: Watched<UpdateMark>, logger: Logger,
         product: (any GlassesSession, LinkSupervisor) -> GlassesProduct
-    ) async -> (interface: LinkInterface, monocle: MonocleSession<ContinuousClock>, product: GlassesProduct)? {
+    ) async -> (interface: LinkInterface, sessions: SessionRouter, product: GlassesProduct)? {
         let system: BusConnection
         do {
             system = try await BusConnection.open(.system, threadName: "sd-bus-bluez")
@@ -199,7 +199,7 @@ public enum Daemon {
         let interface = LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session, statuses: statuses,
             updateMark: updateMark, logger: logger)
-        return (interface, monocle, product)
+        return (interface, session, product)
     }
 
     /// Manager1.Backend: the chat server and model, and the speech server's when it is another.

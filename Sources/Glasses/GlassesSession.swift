@@ -41,3 +41,11 @@ extension GlassesSession {
     public func answerStream() async throws -> AnswerStream { try await answerStream(claim: false) }
     public func answerFinished() async { await answerFinished(nil) }
 }
+
+/// Glasses whose firmware is updated through their Nordic Secure DFU bootloader (Monocle, Frame).
+public protocol BootloaderEntry: Sendable {
+    /// Sends the idle glasses to their bootloader; the link drops as they reset, and the
+    /// bootloader advertises at their address + 1. Throws `SessionError.busy` while a question
+    /// is under way, `.notConnected` when they are not ready.
+    func enterBootloader() async throws
+}

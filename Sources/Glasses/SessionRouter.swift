@@ -20,6 +20,10 @@ public actor SessionRouter: GlassesSession {
 
     public nonisolated func subscribe() -> AsyncStream<SessionEvent> { sink.subscribe() }
 
+    /// The session that speaks now (its kind's link came up last): what an update asks for a
+    /// kind's own abilities (`BootloaderEntry`).
+    public var activeSession: any GlassesSession { sessions[active].session }
+
     public var current: SessionStatus {
         get async { await sessions[active].session.current }
     }

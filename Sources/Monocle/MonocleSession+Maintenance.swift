@@ -20,7 +20,7 @@ struct LentChannel: ByteChannel {
     func write(_ bytes: [UInt8]) async throws { try await channel.write(bytes) }
 }
 
-extension MonocleSession {
+extension MonocleSession: BootloaderEntry {
     /// Lends the idle glasses' link to `body`; the session is `updating` meanwhile. A `body` that
     /// returns has reset the device (into its bootloader, or to boot a new FPGA image): the link
     /// is about to drop, and the next one starts from the handshake. When it throws, the scripts

@@ -248,4 +248,41 @@ struct FrameGlassesTests {
             }
         }
     }
+
+    @Test("glassctl update on a Frame: frame.update() into its bootloader, the package over Nordic Secure DFU with the one bar, back as itself with the new firmware; an FPGA image is refused for a Frame")
+    func firmwareUpdate() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                let fpga = ble.world.directory + "/fpga.bin"
+                try Data(repeating: 0x5A, count: 4096).write(to: URL(fileURLWithPath: fpga))
+                let refused = try await ble.world.glassctl(["update", "--json", "--fpga", fpga])
+                #expect(!refused.ok)
+                #expect(refused.stderr.contains(GlassdErrorName.invalidImage), "\(refused.stderr)")
+                #expect(refused.stderr.contains("the paired glasses are a Frame"), "\(refused.stderr)")
+
+                let package = try await DFUPackages.make(size: 24_000, version: "v99.001.0001", in: ble.world.directory)
+                let run = try await ble.world.glassctl(["update", "--json", "--firmware", package.path])
+                #expect(run.ok, "\(run.stderr)")
+                let lines = jsonObjects(run.stdout)
+                let statuses = lines.compactMap { $0["status"] as? String }
+                for phase in ["entering-dfu", "flashing-firmware", "restarting", "done"] {
+                    #expect(statuses.contains(phase), "no \(phase) in \(statuses)")
+                }
+                let percentages = lines.compactMap { ($0["percentage"] as? NSNumber)?.intValue }
+                #expect(percentages == percentages.sorted(), "the bar went back: \(percentages)")
+                #expect(lines.last?["success"] as? Bool == true, "\(lines.last ?? [:])")
+                let shown = try await device(ble.world)
+                #expect(shown["firmware_version"] as? String == "v99.001.0001", "\(shown)")
+                #expect(shown["state"] as? String == "ready")
+                #expect(shown["kind"] as? String == "frame")
+                // The app survived the firmware: no new upload was needed, and it answers.
+                try await ble.world.busctl([
+                    "call", GlassdBus.name, GlassdBus.devicePath(address: BLEWorld.adapterAddress(frame)), GlassdBus.deviceInterface,
+                    GlassdBus.DeviceMethod.display, "s", "Updated",
+                ])
+                try await vf.waitForDisplay(containing: "Updated")
+            }
+        }
+    }
 }

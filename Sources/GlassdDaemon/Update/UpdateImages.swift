@@ -38,6 +38,9 @@ struct UpdateImages: Sendable {
 
     var firmware: FirmwareImage?
     var fpga: FPGAImage?
+    /// The kind of glasses the manifest pins these for (`kind`, default monocle); nil for files
+    /// given to Update, which go to whatever glasses are paired.
+    var kind: GlassesKindName?
 
     /// A file given as a path, or the contents of one passed as a descriptor.
     enum Source: Sendable {
@@ -67,6 +70,7 @@ struct UpdateImages: Sendable {
         }
         let manifest = try FirmwareManifest.parse(try read(.path(path), "the manifest"), file: path)
         var images = UpdateImages()
+        images.kind = manifest.kind
         if let entry = manifest.firmware {
             let bytes = try read(.path(directory + "/" + entry.file), "firmware")
             images.firmware = FirmwareImage(file: bytes, package: try package(bytes, pinned: entry.sha256), version: entry.version)
@@ -138,7 +142,7 @@ struct UpdateImages: Sendable {
 ///     file = "monocle-firmware-v23.248.0754.zip"
 ///     version = "v23.248.0754"
 ///     sha256 = "…"
-///     [fpga]
+///     [fpga]                              # a Monocle's only; `kind = "frame"` above for a Frame's firmware
 ///     file = "monocle-fpga-v23.230.0808.bin"
 ///     version = "v23.230.0808"
 ///     sha256 = "…"
@@ -153,6 +157,9 @@ struct FirmwareManifest: Sendable, Equatable {
 
     var firmware: Entry?
     var fpga: Entry?
+    /// Which glasses the images are for: `kind = "frame"` at the top (a Halo takes a Frame's);
+    /// monocle when absent.
+    var kind: GlassesKindName = .monocle
 
     static func parse(_ bytes: [UInt8], file: String) throws(UpdateRefusal) -> FirmwareManifest {
         let table: TOMLTable
@@ -172,8 +179,16 @@ struct FirmwareManifest: Sendable, Equatable {
             guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else { throw .image("\(file): [\(name)] sha256 must be 64 hex digits.") }
             return Entry(file: path, version: version, sha256: sha.lowercased())
         }
-        let manifest = FirmwareManifest(firmware: try entry("firmware"), fpga: try entry("fpga"))
+        var kind = GlassesKindName.monocle
+        if let value = table["kind"] {
+            guard let name = value.string, let named = GlassesKindName(rawValue: name), named != .halo else {
+                throw .image("\(file): kind must be \"monocle\" or \"frame\".")
+            }
+            kind = named
+        }
+        let manifest = FirmwareManifest(firmware: try entry("firmware"), fpga: try entry("fpga"), kind: kind)
         guard manifest.firmware != nil || manifest.fpga != nil else { throw .image("\(file) names no image.") }
+        guard kind == .monocle || manifest.fpga == nil else { throw .image("\(file): only a Monocle has an FPGA image.") }
         return manifest
     }
 }

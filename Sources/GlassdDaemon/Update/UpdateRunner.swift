@@ -29,7 +29,10 @@ struct UpdateSettings: Sendable {
 /// fallback, started again after a drop; the old image boots until the new one is verified),
 /// then the glasses back as themselves with their scripts, their versions read again.
 struct UpdateRunner: Sendable {
-    let session: MonocleSession<ContinuousClock>
+    /// How the paired glasses enter their bootloader (nil: they cannot; only a resumed transfer).
+    let bootloader: (any BootloaderEntry)?
+    /// The paired glasses when they are a Monocle: only it has an FPGA.
+    let monocle: MonocleSession<ContinuousClock>?
     let supervisor: LinkSupervisor
     let statuses: Watched<SessionStatus>
     let settings: UpdateSettings
@@ -91,7 +94,8 @@ struct UpdateRunner: Sendable {
             if !sent {
                 before = try await ready().generation
                 do {
-                    try await session.enterBootloader()
+                    guard let bootloader else { throw UpdateFailure("These glasses cannot be sent to their bootloader.") }
+                    try await bootloader.enterBootloader()
                     sent = true
                 } catch where Self.linkMayReturn(error) && attempt < settings.attempts {
                     // The link went with the command on its way: they may be in their bootloader already.
@@ -204,7 +208,8 @@ struct UpdateRunner: Sendable {
             try job.enter(.erasingFPGA)
             before = statuses.current.generation
             let method = windowed
-            try await session.maintain { [job, settings, logger] lent in
+            guard let monocle else { throw UpdateFailure("Only a Monocle has an FPGA to update.") }
+            try await monocle.maintain { [job, settings, logger] lent in
                 let progress: @Sendable (FPGAProgress) -> Void = { p in
                     let phase: UpdatePhase =
                         switch p.phase {

@@ -31,7 +31,8 @@ struct UpdatePolicy: Sendable {
 /// update mark on the device's State, and the automatic policy.
 final class UpdateService: Sendable {
     let connection: BusConnection
-    let session: MonocleSession<ContinuousClock>
+    /// The glasses' sessions: the one that served the last link is the paired glasses' kind.
+    let sessions: SessionRouter
     let supervisor: LinkSupervisor
     let statuses: Watched<SessionStatus>
     let history: SQLiteUpdateHistory
@@ -54,7 +55,7 @@ final class UpdateService: Sendable {
     static let endedJobsKept = 8
 
     init(
-        connection: BusConnection, session: MonocleSession<ContinuousClock>, supervisor: LinkSupervisor,
+        connection: BusConnection, sessions: SessionRouter, supervisor: LinkSupervisor,
         statuses: Watched<SessionStatus>, history: SQLiteUpdateHistory, policy: UpdatePolicy,
         settings: UpdateSettings = UpdateSettings(), mark: Watched<UpdateMark>, markShown: Watched<UpdateMark>,
         logger: Logger
@@ -62,7 +63,7 @@ final class UpdateService: Sendable {
         self.mark = mark
         self.markShown = markShown
         self.connection = connection
-        self.session = session
+        self.sessions = sessions
         self.supervisor = supervisor
         self.statuses = statuses
         self.history = history
@@ -109,6 +110,10 @@ final class UpdateService: Sendable {
         } catch {
             logger.notice("update refused: \(error.message)")
             throw error.busError
+        }
+        if let mismatch = await mismatch(images) {
+            logger.notice("update refused: \(mismatch)")
+            throw BusError(name: GlassdErrorName.invalidImage, message: mismatch)
         }
         if status.state != .ready, images.firmware != nil, supervisor.bootloaderSighted.current {
             // Left in their bootloader by something glassd kept no package of (another tool, a
@@ -167,8 +172,9 @@ final class UpdateService: Sendable {
         let before = statuses.current.info
         let record = try? await history.start(
             device: device, from: UpdatePlan.versions(before), to: wanted(images, plan, before), at: unixMS())
+        let glasses = await sessions.activeSession
         let runner = UpdateRunner(
-            session: session, supervisor: supervisor, statuses: statuses, settings: settings, job: job, logger: logger
+            bootloader: glasses as? any BootloaderEntry, monocle: glasses as? MonocleSession<ContinuousClock>, supervisor: supervisor, statuses: statuses, settings: settings, job: job, logger: logger
         ) { [history, logger] in
             do { try await history.dropPackage() } catch { logger.warning("cannot drop the kept firmware package: \(error)") }
         }
@@ -220,7 +226,7 @@ final class UpdateService: Sendable {
             return j.ended.count > Self.endedJobsKept ? j.ended.removeFirst() : nil
         }
         if let unexport { await connection.unexport(interface: GlassdBus.jobInterface, at: unexport.path, announce: true) }
-        let ended = requiredMark(statuses.current.info)
+        let ended = await requiredMark(statuses.current.info)
         mark.set(ended)
         // Bounded: the mark is shown in order with the link's other changes.
         if (try? await markShown.wait(timeout: .seconds(5), clock: ContinuousClock()) { $0 == ended }) == nil {
@@ -286,6 +292,10 @@ final class UpdateService: Sendable {
             do {
                 let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory)
                 guard images.firmware != nil else { continue }
+                if let mismatch = await mismatch(images) {
+                    logger.notice("automatic recovery from the bootloader not started: \(mismatch)")
+                    continue
+                }
                 logger.notice("automatic update: the glasses are in their bootloader; sending the pinned firmware")
                 _ = try await resume(images)
             } catch {
@@ -299,7 +309,7 @@ final class UpdateService: Sendable {
         for await status in statuses.values() {
             guard status.state == .ready, status.generation != checked, !isBusy, let info = status.info else { continue }
             checked = status.generation
-            mark.set(requiredMark(info))
+            mark.set(await requiredMark(info))
             guard policy.auto, case .required(let reason) = mark.current else { continue }
             if let battery = info.battery, battery < policy.minBattery {
                 logger.notice("automatic update skipped: battery at \(battery) %")
@@ -337,11 +347,23 @@ final class UpdateService: Sendable {
         return UpdateImages(firmware: .init(file: pending.bytes, package: package, version: pending.version), fpga: nil)
     }
 
-    private func requiredMark(_ info: DeviceInfo?) -> UpdateMark {
+    private func requiredMark(_ info: DeviceInfo?) async -> UpdateMark {
         guard let info, let images = try? UpdateImages.fromManifest(in: policy.firmwareDirectory),
-            let reason = UpdatePlan.outdated(images, device: info)
+            await mismatch(images) == nil, let reason = UpdatePlan.outdated(images, device: info)
         else { return .none }
         return .required(reason)
+    }
+
+    /// Why `images` do not suit the paired glasses (their kind is the session that served their
+    /// last link), or nil: a Frame has no FPGA, and pinned images name their kind.
+    private func mismatch(_ images: UpdateImages) async -> String? {
+        let monocle = await sessions.activeSession is MonocleSession<ContinuousClock>
+        let glasses = monocle ? "a Monocle" : "a Frame"
+        if images.fpga != nil && !monocle { return "An FPGA image is for a Monocle; the paired glasses are \(glasses)." }
+        if let kind = images.kind, (kind == .monocle) != monocle {
+            return "The pinned images are for \(kind == .monocle ? "a Monocle" : "a Frame"); the paired glasses are \(glasses)."
+        }
+        return nil
     }
 
     private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
