@@ -33,7 +33,10 @@ extension GATTProfile {
 extension GlassesKind {
     /// Frame and Halo advertise the Frame service and need a bond (LE Secure Connections, Just
     /// Works); a Halo shows its audio characteristic once connected.
-    public static let frame = GlassesKind(advertisedService: FrameUUID.service, profile: .frame, bonds: true) { sighting in
+    public static let frame = GlassesKind(
+        advertisedService: FrameUUID.service, profile: .frame, bonds: true,
+        makeSession: { FrameSession(clock: ContinuousClock(), logger: $0) }
+    ) { sighting in
         guard sighting.serviceUUIDs.contains(FrameUUID.service) else { return nil }
         return sighting.characteristicUUIDs.contains(FrameUUID.haloAudio) ? .halo : .frame
     }

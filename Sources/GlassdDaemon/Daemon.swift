@@ -186,21 +186,22 @@ public enum Daemon {
         let bluez = BlueZClient(bus: system, logger: logger)
         let settings = LinkSettings(
             adapter: config.adapter, scanTimeout: .seconds(config.scanTimeout),
-            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)), kinds: [.monocle, .frame])
+            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)), kinds: glassesKinds)
         let supervisor = LinkSupervisor(
             client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
-        let monocle = MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: logger)
-        let frame = FrameSession(clock: ContinuousClock(), logger: logger)
         // Each link is served by its kind's session; the product and the bus see one.
-        let session = SessionRouter([(GATTProfile.monocle.name, monocle), (GATTProfile.frame.name, frame)])
+        let session = SessionRouter(glassesKinds.map { ($0.profile.name, $0.makeSession(logger)) })
         let product = product(session, supervisor)
         let interface = LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session, statuses: statuses,
             updateMark: updateMark, logger: logger)
         return (interface, session, product)
     }
+
+    /// The glasses glassd knows, in the order a device is matched against them.
+    static let glassesKinds: [GlassesKind] = [.monocle, .frame]
 
     /// Manager1.Backend: the chat server and model, and the speech server's when it is another.
     static func backendDescription(_ config: Config, _ client: OpenAIChatClient?, _ transcriber: TranscriptionClient?) -> String {

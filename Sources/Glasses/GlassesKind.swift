@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
+import Logging
 
 /// Which kind of glasses a device is (org.glassd.Device1.Kind; the spelling is the contract).
 public enum GlassesKindName: String, Sendable, CaseIterable {
@@ -22,8 +23,10 @@ public struct Sighting: Sendable, Equatable {
 }
 
 /// A kind of glasses glassd speaks to: how it is found and told apart, what a link opens on it,
-/// and whether it must be bonded first. Each kind's UUIDs live with its protocol (Monocle,
-/// Frame); the link supervisor takes a list of these and knows no device by itself.
+/// whether it must be bonded first, and the session that serves its links (which, as a
+/// `BootloaderEntry`, is its firmware updater too). Each kind's UUIDs live with its protocol
+/// (Monocle, Frame); the link supervisor and the daemon take a list of these and know no device
+/// by themselves.
 public struct GlassesKind: Sendable {
     /// The service the discovery filter asks for.
     public var advertisedService: String
@@ -33,14 +36,18 @@ public struct GlassesKind: Sendable {
     public var bonds: Bool
     /// Which kind a device is, or nil when it is not one of these.
     public var identify: @Sendable (Sighting) -> GlassesKindName?
+    /// A session for this kind's links (one per daemon).
+    public var makeSession: @Sendable (Logger) -> any GlassesSession
 
     public init(
         advertisedService: String, profile: GATTProfile, bonds: Bool,
+        makeSession: @escaping @Sendable (Logger) -> any GlassesSession,
         identify: @escaping @Sendable (Sighting) -> GlassesKindName?
     ) {
         self.advertisedService = advertisedService.lowercased()
         self.profile = profile
         self.bonds = bonds
+        self.makeSession = makeSession
         self.identify = identify
     }
 }

@@ -35,7 +35,10 @@ extension GATTProfile {
 
 extension GlassesKind {
     /// A Monocle advertises the serial service, or at least its name; it needs no bond.
-    public static let monocle = GlassesKind(advertisedService: MonocleUUID.serialService, profile: .monocle, bonds: false) {
+    public static let monocle = GlassesKind(
+        advertisedService: MonocleUUID.serialService, profile: .monocle, bonds: false,
+        makeSession: { MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: $0) }
+    ) {
         $0.serviceUUIDs.contains(MonocleUUID.serialService) || $0.name?.lowercased() == "monocle" ? .monocle : nil
     }
 }

@@ -285,4 +285,27 @@ struct FrameGlassesTests {
             }
         }
     }
+
+    @Test("a refused key: the error in red on the Frame and QueryFailed; a tap while an answer streams cancels it")
+    func errorsAndCancel() async throws {
+        try await withFrameReady { ble, bus, vf in
+            try await ble.world.setTranscript("[401] anything")
+            let signals = try await questionSignals(bus)
+            try await vf.call("Tap")
+            let seen = try await untilEnd(signals)
+            #expect(seen.last?.member == GlassdBus.Signal.queryFailed)
+            #expect(seen.last?.arguments.dropFirst().first == .string(GlassdErrorName.unauthorized))
+            let shown = try await vf.waitForDisplay(containing: "refused the API key")
+            #expect(shown.split(separator: "\n").contains { $0.hasPrefix("[red]") && $0.contains("refused") }, "\(shown)")
+
+            try await ble.world.setTranscript("[slow] tell me a long story")
+            let again = try await questionSignals(bus)
+            try await vf.call("Tap")
+            try await vf.waitForDisplay(containing: "echo:", timeout: .seconds(60))
+            try await vf.call("Tap")
+            let cancelled = try await untilEnd(again)
+            #expect(cancelled.last?.member == GlassdBus.Signal.queryFailed)
+            #expect(cancelled.last?.arguments.dropFirst().first == .string(GlassdErrorName.cancelled), "\(cancelled.map(\.arguments))")
+        }
+    }
 }
