@@ -28,15 +28,14 @@ extension MonocleSession: BootloaderEntry {
     /// the next one brings them up from the start). Throws `SessionError.busy` while a question is
     /// under way, `.notConnected` when the glasses are not ready.
     public func maintain<T: Sendable>(_ body: @Sendable (Maintenance<C>) async throws -> T) async throws -> T {
-        guard let channels, current.state == .ready || current.state == .busy else {
-            throw SessionError.notConnected("The glasses are not ready (\(current.state.rawValue)).")
-        }
+        try book.checkReady()
+        guard let channels else { throw SessionError.notConnected("The glasses are not ready (starting).") }
         guard current.state == .ready, diversion == nil else { throw SessionError.busy }
         let generation = current.generation
         let serial = LentChannel(channel: channels.serial, incoming: PacketInbox())
         let data = LentChannel(channel: channels.data, incoming: PacketInbox())
         diversion = (serial.incoming, data.incoming)
-        set(.updating, for: generation)
+        book.set(.updating, for: generation)
         let repl = RawRepl(channel: serial, clock: clock, settings: settings.repl)
         do {
             try await repl.enter()
@@ -78,12 +77,12 @@ extension MonocleSession: BootloaderEntry {
             guard try await happens(within: settings.startTimeout, on: clock, { await pulse.wait(after: ticket) }) else {
                 throw ReplError.timeout("restarting the scripts (no rdy:)")
             }
-            set(.ready, reason: "", for: generation)
+            book.set(.ready, reason: "", for: generation)
         } catch {
             endDiversion()
             guard generation == current.generation, channels != nil else { return }
             logger.notice("the scripts did not start again after an update step: \(error)")
-            set(.error, reason: "The scripts did not start again after an update step.", for: generation)
+            book.set(.error, reason: "The scripts did not start again after an update step.", for: generation)
             await restartLink?("the scripts did not start again after an update step")
         }
     }

@@ -27,13 +27,10 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     let clock: C
     public let settings: SessionSettings
     let logger: Logger
-    private var status = SessionStatus(state: .disconnected)
-    private var generation: UInt64 = 0
+    var book: SessionBook<C>
     private var dataLink: DataLink<C>?
     private var maxPayload = 0
     private let displayGate = AsyncGate()
-    /// The answer on its way to the glasses: one at a time, and a cancel tap stops it.
-    private var answer: AnswerStream?
     /// The current link's channels, from its start until it ends (lent out by `maintain`).
     var channels: (serial: any ByteChannel, data: any ByteChannel)?
     /// While the link is lent out (or the data channel, to stream the scripts): where the readers
@@ -43,14 +40,8 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     let readyPulse = Pulse()
     /// Drops the current link so the supervisor connects afresh (set by `run`).
     var restartLink: (@Sendable (String) async -> Void)?
-    /// What the glasses send that is dropped is logged once per kind, then rarely.
-    private var dropped: LogThrottle<C>
-    /// When the scene frame on its way was asked for (cap:), until it ends (sen:).
-    private var sceneFrameAsked: C.Instant?
     /// The scene frame coming in (sst:, idt:…, sen:).
     private var sceneFrame = PhotoAssembly()
-    /// A scene frame not ended this long after it was asked for is given up.
-    public static var sceneFrameLimit: Duration { .seconds(10) }
     private let sink = Broadcast<SessionEvent>()
 
     public init(scripts: DeviceScripts, clock: C, settings: SessionSettings = SessionSettings(), logger: Logger) {
@@ -58,35 +49,12 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
         self.clock = clock
         self.settings = settings
         self.logger = logger
-        dropped = LogThrottle(clock: clock)
+        book = SessionBook(sink: sink, clock: clock, logger: logger)
     }
 
     public nonisolated func subscribe() -> AsyncStream<SessionEvent> { sink.subscribe() }
 
-    /// Logs a dropped input of `kind` unless one of its kind was logged lately.
-    private func logDropped(_ kind: String, _ detail: @autoclosure () -> String) {
-        guard let unsaid = dropped.admit(kind) else { return }
-        logger.notice("\(detail())", metadata: unsaid > 0 ? ["not_logged_since": "\(unsaid)"] : [:])
-    }
-
-    public var current: SessionStatus { status }
-
-    func set(_ state: SessionState, reason: String? = nil, for generation: UInt64) {
-        guard generation == self.generation else { return }
-        var next = status
-        next.state = state
-        if let reason { next.reason = reason }
-        guard next != status else { return }
-        status = next
-        logger.info("session \(state.rawValue)", metadata: reason.map { ["reason": "\($0)"] } ?? [:])
-        sink.publish(.status(status))
-    }
-
-    private func setInfo(_ info: DeviceInfo, for generation: UInt64) {
-        guard generation == self.generation, status.info != info else { return }
-        status.info = info
-        sink.publish(.status(status))
-    }
+    public var current: SessionStatus { book.status }
 
     // MARK: Links
 
@@ -104,27 +72,23 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     }
 
     private func begin(_ generation: UInt64) {
-        self.generation = generation
         dataLink = nil
-        status.generation = generation
-        status.state = .connecting  // until the handshake starts
-        sink.publish(.status(status))
+        book.begin(generation)
     }
 
     private func end(_ generation: UInt64) {
-        guard generation == self.generation else { return }
-        sceneFrameAsked = nil
+        guard generation == book.generation else { return }
         sceneFrame.abandon()
         dataLink = nil
         channels = nil
         endDiversion()
-        if status.state != .error { set(.disconnected, for: generation) }
+        book.ended(generation)
     }
 
     /// One link, from handshake to the end of it.
     private func serve(_ link: any GlassesLink, generation: UInt64, restart: @Sendable (String) async -> Void) async {
         guard let serial = link.channel(MonocleChannel.serial), let data = link.channel(MonocleChannel.data) else {
-            set(.error, reason: "The device is not a Monocle.", for: generation)
+            book.set(.error, reason: "The device is not a Monocle.", for: generation)
             return
         }
         let repl = RawRepl(channel: serial, clock: clock, settings: settings.repl)
@@ -151,10 +115,10 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
         } catch ReplError.closed {
             return  // the link went: the supervisor says so and reconnects
         } catch {
-            guard !Task.isCancelled, generation == self.generation else { return }
+            guard !Task.isCancelled, generation == book.generation else { return }
             let reason = "\(error)"
             logger.notice("session failed: \(reason)")
-            set(.error, reason: sentence(reason), for: generation)
+            book.set(.error, reason: sentence(reason), for: generation)
             await restart(reason)
         }
     }
@@ -163,14 +127,14 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
         _ repl: RawRepl<C>, data: any ByteChannel, dataLink: DataLink<C>, maxPayload: Int, started: OneShotEvent,
         generation: UInt64
     ) async throws {
-        set(.handshake, for: generation)
+        book.set(.handshake, for: generation)
         try await repl.enter()
-        set(.checking, for: generation)
+        book.set(.checking, for: generation)
         var info = try DeviceCommands.parseCheck(try await repl.execute(DeviceCommands.check(scripts)))
-        setInfo(info, for: generation)
+        book.setInfo(info, for: generation)
         let upload = info.storedScripts != scripts.version
         if upload {
-            set(.uploading, for: generation)
+            book.set(.uploading, for: generation)
             logger.info("uploading the device scripts", metadata: ["version": "\(scripts.version)"])
             try await uploadScripts(repl, data: data)
             let after = try DeviceCommands.parseCheck(try await repl.execute(DeviceCommands.check(scripts)))
@@ -179,7 +143,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             }
             info.storedScripts = after.storedScripts
         }
-        set(.starting, for: generation)
+        book.set(.starting, for: generation)
         if upload || info.runningScripts != scripts.version {
             try await repl.softReboot()
         } else {
@@ -191,8 +155,8 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
         info.runningScripts = scripts.version
         self.dataLink = dataLink
         self.maxPayload = maxPayload
-        setInfo(info, for: generation)
-        set(.ready, reason: "", for: generation)
+        book.setInfo(info, for: generation)
+        book.set(.ready, reason: "", for: generation)
     }
 
     /// Large scripts on the data channel (its reader diverted meanwhile), falling back to the REPL
@@ -238,7 +202,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             }
             buffer.append(bytes)
             // A device that prints on and on (a broken script) would flood the log: rarely said.
-            if let unsaid = dropped.admit("device output") {
+            if let unsaid = book.admit("device output") {
                 logger.debug("device output", metadata: ["text": "\(String(decoding: bytes, as: UTF8.self))", "not_logged_since": "\(unsaid)"])
             }
             if buffer.takeBanner() { throw ReplError.unexpectedReply("the scripts stopped") }
@@ -250,7 +214,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     private func readData(_ data: any ByteChannel, link: DataLink<C>, started: OneShotEvent, generation: UInt64) async {
         for await incoming in data.incoming {
             guard case .packet(let frame) = incoming else {
-                logDropped("lost", "data channel messages were lost (the reader fell behind)")
+                book.logDropped("lost", "data channel messages were lost (the reader fell behind)")
                 continue
             }
             if let lent = diversion?.data {
@@ -261,7 +225,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             do {
                 message = try DataMessage.decode(frame)
             } catch {
-                logDropped(error.kind, "malformed data message dropped: \(error.kind) (\(frame.count) bytes)")
+                book.logDropped(error.kind, "malformed data message dropped: \(error.kind) (\(frame.count) bytes)")
                 continue
             }
             await handle(message, link: link, started: started, generation: generation)
@@ -276,47 +240,39 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             await link.reset()
             started.fire()
             readyPulse.pulse()
-            if status.state == .busy { set(.ready, for: generation) }
+            if book.status.state == .busy { book.set(.ready, for: generation) }
         case .battery(let level):
-            if var info = status.info, generation == self.generation {
-                info.battery = level
-                setInfo(info, for: generation)
-            }
-        case .sceneStart where sceneFrameAsked == nil:
-            logDropped("sst:", "a scene frame the glasses were not asked for dropped")
+            if generation == book.generation { book.setBattery(level) }
+        case .sceneStart where book.sceneFrameAsked == nil:
+            book.logDropped("sst:", "a scene frame the glasses were not asked for dropped")
         case .sceneStart:
-            if status.state == .ready { set(.busy, for: generation) }
+            if book.status.state == .ready { book.set(.busy, for: generation) }
             sceneFrame.start()
         case .audioStart, .imageStart:
-            sceneFrameAsked = nil  // a question takes over
-            sceneFrame.abandon()
-            if status.state == .ready { set(.busy, for: generation) }
-            sink.publish(.glasses(.questionStart(photo: message == .imageStart, audio: .monocle)))
+            sceneFrame.abandon()  // a question takes over
+            book.questionStarted()
+            book.publish(.questionStart(photo: message == .imageStart, audio: .monocle))
         case .imageData(let bytes) where sceneFrame.collecting:
             sceneFrame.append(bytes)
         case .sceneEnd:
             // A scene frame is not a question: the glasses are free again, unless answering.
-            guard sceneFrameAsked != nil else { return logDropped("sen:", "the end of a scene frame not asked for dropped") }
-            sceneFrameAsked = nil
-            if status.state == .busy && answer == nil { set(.ready, for: generation) }
-            if let frame = sceneFrame.finish() { sink.publish(.glasses(.sceneFrame(frame))) }
+            guard book.sceneFrameAsked != nil else { return book.logDropped("sen:", "the end of a scene frame not asked for dropped") }
+            book.sceneFrameEnded()
+            if let frame = sceneFrame.finish() { book.publish(.sceneFrame(frame)) }
         case .cancelled:
-            answer?.cancel()
-            answer = nil
-            if status.state == .busy { set(.ready, for: generation) }
-            sink.publish(.glasses(.cancelled))
+            book.cancelled()
         case .pong:
             break  // kept for compatibility; nothing waits on it
         case .audioData(let bytes):
-            sink.publish(.glasses(.audio(bytes)))
+            book.publish(.audio(bytes))
         case .audioEnd:
-            sink.publish(.glasses(.audioEnd))
+            book.publish(.audioEnd)
         case .imageData(let bytes):
-            sink.publish(.glasses(.photoData(bytes)))
+            book.publish(.photoData(bytes))
         case .imageEnd:
-            sink.publish(.glasses(.photoEnd))
+            book.publish(.photoEnd)
         case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert:
-            logDropped(message.command, "unexpected message from the glasses dropped: \(message.command)")
+            book.logDropped(message.command, "unexpected message from the glasses dropped: \(message.command)")
         }
     }
 
@@ -333,30 +289,20 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     }
 
     public func answerFinished(_ stream: AnswerStream?) {
-        if let stream {
-            guard stream === answer else { return }
-            answer = nil
-        }
-        if status.state == .busy { set(.ready, for: generation) }
+        book.answerFinished(stream)
     }
 
     /// Scene mode: the photo comes as sst:, idt:..., sen:.
     public func requestSceneFrame() async throws {
-        if status.state == .busy, answer == nil, let asked = sceneFrameAsked, asked.duration(to: clock.now) > Self.sceneFrameLimit {
-            // The glasses never ended the last frame (sen:): it is given up.
-            logDropped("unfinished scene frame", "a scene frame the glasses never ended given up")
-            sceneFrameAsked = nil
-            sceneFrame.abandon()
-            set(.ready, for: generation)
-        }
-        guard status.state != .busy else { throw SessionError.busy }
+        // A frame the glasses never ended (sen:) is given up.
+        if try book.readyForSceneFrame() { sceneFrame.abandon() }
         let write = try writer()
         // Before the write: its sst: may be handled while the write is still awaited.
-        sceneFrameAsked = clock.now
+        book.sceneFrameAsked = clock.now
         do {
             try await write(.capture)
         } catch {
-            sceneFrameAsked = nil
+            book.sceneFrameAsked = nil
             throw error
         }
     }
@@ -370,38 +316,25 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     }
 
     public func answerStream(claim: Bool) throws -> AnswerStream {
-        let write = try writer()
-        if claim {
-            guard status.state == .ready else { throw SessionError.busy }
-            set(.busy, for: generation)
-        }
-        answer?.cancel()
-        let stream = AnswerStream(maxPayload: maxPayload, prepare: DisplayText.ascii) { piece in
-            switch piece {
-            case .heading(let text): try await write(.display(text))
-            case .text(let text): try await write(.response(text))
-            case .error(let text): try await write(.error(text))
-            case .end: try await write(.answerEnd)
-            }
-        }
-        answer = stream
+        let stream = AnswerStream(
+            maxPayload: maxPayload, prepare: DisplayText.ascii,
+            send: AnswerStream.pieces(heading: DataMessage.display, text: DataMessage.response, error: DataMessage.error, end: .answerEnd, try writer()))
+        try book.begin(answer: stream, claim: claim)
         return stream
     }
 
     /// Writes one message on the current link, in turn with other writers; it fails once that
     /// link is gone (a later link is not written to).
     private func writer() throws -> @Sendable (DataMessage) async throws -> Void {
-        guard let dataLink, status.state == .ready || status.state == .busy else {
-            throw SessionError.notConnected("The glasses are not ready (\(status.state.rawValue)).")
-        }
+        try book.checkReady()
+        guard let dataLink else { throw SessionError.notConnected("The glasses are not ready (starting).") }
         let gate = displayGate
         return { message in try await gate.withLock { try await dataLink.send(message) } }
     }
 
     private func send(first: (String) -> DataMessage, _ text: String) async throws {
-        guard let dataLink, status.state == .ready || status.state == .busy else {
-            throw SessionError.notConnected("The glasses are not ready (\(status.state.rawValue)).")
-        }
+        try book.checkReady()
+        guard let dataLink else { throw SessionError.notConnected("The glasses are not ready (starting).") }
         let chunks = DisplayText.chunks(DisplayText.ascii(text), limit: maxPayload)
         // One message after another, none from another writer in between.
         try await displayGate.withLock {

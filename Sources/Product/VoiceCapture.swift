@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Audio
+import Glasses
 
 /// What the glasses send for one question while it is being asked: the photo (after a hold),
 /// then the audio, processed as it streams in. Owned by the loop that reads the glasses.
 final class VoiceCapture {
-    /// A photo bigger than this is refused (a Monocle JPEG is 20–100 KB).
-    static let maxPhotoBytes = 1 << 20
-
     let id: String
     let recorder: UtteranceRecorder
-    /// nil for a question without a photo.
-    private(set) var photo: [UInt8]?
-    private var photoTooLarge = false
+    /// nil for a question without a photo; bounded (`PhotoAssembly.maxBytes`).
+    private var photo: PhotoAssembly?
     /// The host heard the end of speech and told the glasses to stop.
     var stopSent = false
     let started = ContinuousClock.now
@@ -21,25 +18,23 @@ final class VoiceCapture {
     init(id: String, withPhoto: Bool, voice: VoiceSettings, audio: PCMInput) throws {
         self.id = id
         recorder = try UtteranceRecorder(settings: voice, input: audio)
-        photo = withPhoto ? [] : nil
-    }
-
-    func appendPhoto(_ bytes: [UInt8]) {
-        guard photo != nil, !photoTooLarge else { return }
-        if photo!.count + bytes.count > Self.maxPhotoBytes {
-            photoTooLarge = true
-            photo = []
-        } else {
-            photo! += bytes
+        if withPhoto {
+            var assembly = PhotoAssembly()
+            assembly.start()
+            photo = assembly
         }
     }
 
-    /// The photo, checked: nil without one; throws when it is not a whole JPEG.
+    func appendPhoto(_ bytes: [UInt8]) {
+        photo?.append(bytes)
+    }
+
+    /// The photo, checked: nil without one; throws when it is not a whole JPEG. Once only.
     func checkedPhoto() throws(VoiceFailure) -> [UInt8]? {
-        guard let photo else { return nil }
-        if photoTooLarge { throw .photo("larger than 1 MiB") }
-        try Self.checkJPEG(photo)
-        return photo
+        guard let finished = photo?.finish() else { return nil }
+        guard let bytes = finished else { throw .photo("larger than 1 MiB") }
+        try Self.checkJPEG(bytes)
+        return bytes
     }
 
     /// A whole JPEG starts with SOI (FF D8) and ends with EOI (FF D9); a truncated one does not.
