@@ -142,7 +142,9 @@ let package = Package(
             name: "glassd-fuzz", dependencies: ["CFuzzer", "DBusKit", "GlassdCore", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
             swiftSettings: strict),
 
-        .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore"], swiftSettings: strict),
+        // What the unit tests share: a clock the test moves.
+        .target(name: "TestSupport", dependencies: ["GlassdCore"], path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
             dependencies: ["Firmware", "GlassdCore", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
@@ -153,7 +155,7 @@ let package = Package(
             name: "ProductTests",
             dependencies: ["Product", "Glasses", "GlassdCore", "Audio", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(

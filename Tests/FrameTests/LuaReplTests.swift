@@ -3,6 +3,7 @@ import Frame
 import GlassdCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// Runs `body` with a REPL over `device` whose reader runs alongside; app data lands in `data`.
 func withRepl<T: Sendable>(

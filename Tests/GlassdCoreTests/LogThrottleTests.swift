@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
 import Testing
+import TestSupport
 
 @Suite("LogThrottle")
 struct LogThrottleTests {

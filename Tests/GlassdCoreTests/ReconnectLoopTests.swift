@@ -2,6 +2,7 @@
 import GlassdCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// Glasses in memory: present or not, refusing or not, an adapter on or off. Every call is logged.
 final class FakeRadio: LinkRadio {

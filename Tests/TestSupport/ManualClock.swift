@@ -4,12 +4,12 @@ import Synchronization
 
 /// A clock that moves only when the test says so: sleepers wake when `advance` passes their
 /// deadline. The test learns that something sleeps through `sleeping()`, an event, not a delay.
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+public final class ManualClock: Clock, Sendable {
+    public struct Instant: InstantProtocol {
+        public var offset: Duration
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
     }
 
     private struct Sleeper {
@@ -27,10 +27,12 @@ final class ManualClock: Clock, Sendable {
     private let state = Mutex(State())
     private let changed = Pulse()
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    public init() {}
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .zero }
+
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { s in
             defer { s.nextID += 1 }
             return s.nextID
@@ -52,11 +54,12 @@ final class ManualClock: Clock, Sendable {
                 return sleeper
             }
             sleeper?.continuation.resume(throwing: CancellationError())
+            changed.pulse()
         }
     }
 
     /// Moves time on, waking everyone whose deadline has come.
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         let due = state.withLock { s -> [CheckedContinuation<Void, any Error>] in
             s.now = s.now.advanced(by: duration)
             let due = s.sleepers.filter { $0.value.deadline <= s.now }
@@ -67,13 +70,13 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Moves time to `instant` (if it is ahead).
-    func advance(to instant: Instant) {
+    public func advance(to instant: Instant) {
         let step = now.duration(to: instant)
         if step > .zero { advance(by: step) }
     }
 
     /// The earliest deadline less than `horizon` away, once some task sleeps until one.
-    func nextDeadline(within horizon: Duration) async -> Instant {
+    public func nextDeadline(within horizon: Duration) async -> Instant {
         while true {
             let ticket = changed.ticket()
             let found = state.withLock { s in
@@ -85,7 +88,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Returns once at least `count` tasks sleep on this clock.
-    func sleeping(_ count: Int = 1) async {
+    public func sleeping(_ count: Int = 1) async {
         while true {
             let ticket = changed.ticket()
             if state.withLock({ $0.sleepers.count }) >= count { return }
