@@ -153,7 +153,9 @@ let package = Package(
         .testTarget(name: "GlassesTests", dependencies: ["Glasses", "GlassdCore"], swiftSettings: strict),
         .testTarget(
             name: "ProductTests",
-            dependencies: ["Product", "Glasses", "GlassdCore", "Audio", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Product", "Glasses", "GlassdCore", "Audio", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -108,7 +108,7 @@ public enum Daemon {
                     maximumLength: .seconds(config.maxUtteranceSeconds)),
                 visionModel: config.visionModel, abilities: abilities,
                 device: { await supervisor.snapshot().paired?.description },
-                latestSceneFrame: { await scene.latestFrame }, logger: logger)
+                latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger)
             return GlassesProduct(session: session, voice: voice, scene: scene)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)
@@ -174,8 +174,8 @@ public enum Daemon {
     static func linkInterface(
         config: Config, database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
         updateMark: Watched<UpdateMark>, logger: Logger,
-        product: (any GlassesSession, LinkSupervisor) -> GlassesProduct
-    ) async -> (interface: LinkInterface, sessions: SessionRouter, product: GlassesProduct)? {
+        product: (any GlassesSession, LinkSupervisor) -> GlassesProduct<ContinuousClock>
+    ) async -> (interface: LinkInterface, sessions: SessionRouter, product: GlassesProduct<ContinuousClock>)? {
         let system: BusConnection
         do {
             system = try await BusConnection.open(.system, threadName: "sd-bus-bluez")

@@ -12,7 +12,7 @@ struct LinkService: Service, CustomStringConvertible {
     let bluez: BlueZClient
     let supervisor: LinkSupervisor
     let interface: LinkInterface
-    let product: GlassesProduct
+    let product: GlassesProduct<ContinuousClock>
 
     func run() async throws {
         try await cancelWhenGracefulShutdown {

@@ -4,13 +4,13 @@ import Glasses
 /// The product on the glasses: what the wearer does there reaches the voice questions and scene
 /// mode, each through its own subscription to the session, made when this is created (before the
 /// session serves a link), so neither misses an event and the bus layer only mirrors state.
-public struct GlassesProduct: Sendable {
-    let voice: VoiceQueries
+public struct GlassesProduct<C: Clock>: Sendable where C.Duration == Duration {
+    let voice: VoiceQueries<C>
     let scene: SceneWatch
     private let voiceEvents: AsyncStream<SessionEvent>
     private let sceneEvents: AsyncStream<SessionEvent>
 
-    public init(session: any GlassesSession, voice: VoiceQueries, scene: SceneWatch) {
+    public init(session: any GlassesSession, voice: VoiceQueries<C>, scene: SceneWatch) {
         self.voice = voice
         self.scene = scene
         voiceEvents = session.subscribe()
@@ -19,7 +19,7 @@ public struct GlassesProduct: Sendable {
 
     /// Runs until cancelled; once only (the subscriptions are consumed).
     public func run() async {
-        let (voiceInputs, voiceSink) = AsyncStream.makeStream(of: VoiceQueries.Input.self)
+        let (voiceInputs, voiceSink) = AsyncStream.makeStream(of: VoiceQueries<C>.Input.self)
         let (sceneInputs, sceneSink) = AsyncStream.makeStream(of: GlassesEvent.self)
         await withDiscardingTaskGroup { group in
             group.addTask { await voice.run(voiceInputs) }

@@ -4,19 +4,21 @@ import Glasses
 
 /// What the glasses send for one question while it is being asked: the photo (after a hold),
 /// then the audio, processed as it streams in. Owned by the loop that reads the glasses.
-final class VoiceCapture {
+final class VoiceCapture<C: Clock> where C.Duration == Duration {
     let id: String
     let recorder: UtteranceRecorder
     /// nil for a question without a photo; bounded (`PhotoAssembly.maxBytes`).
     private var photo: PhotoAssembly?
     /// The host heard the end of speech and told the glasses to stop.
     var stopSent = false
-    let started = ContinuousClock.now
+    let started: C.Instant
     /// When the glasses last sent something for it.
-    var lastHeard = ContinuousClock.now
+    var lastHeard: C.Instant
 
-    init(id: String, withPhoto: Bool, voice: VoiceSettings, audio: PCMInput) throws {
+    init(id: String, withPhoto: Bool, voice: VoiceSettings, audio: PCMInput, now: C.Instant) throws {
         self.id = id
+        started = now
+        lastHeard = now
         recorder = try UtteranceRecorder(settings: voice, input: audio)
         if withPhoto {
             var assembly = PhotoAssembly()

@@ -11,7 +11,7 @@ import Logging
 /// it is transcribed, answered with the conversation so far (or, in translator mode, the
 /// translation is the answer), and the answer is shown on the glasses word by word as it
 /// streams. A tap meanwhile cancels it.
-public struct VoiceQueries: Sendable {
+public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     public enum Input: Sendable {
         case glasses(GlassesEvent)
         case status(SessionStatus)
@@ -21,10 +21,10 @@ public struct VoiceQueries: Sendable {
 
     /// A capture the glasses stop feeding (no data this long, or beyond the longest question by
     /// this much) ends as failed: broken or hostile glasses cannot keep glassd recording.
-    static let silentGlasses: Duration = .seconds(10)
+    static var silentGlasses: Duration { .seconds(10) }
 
     /// The question stored for a translation (the speech itself is not transcribed).
-    static let spokenQuestion = "(spoken, translated to English)"
+    static var spokenQuestion: String { "(spoken, translated to English)" }
 
     let session: any GlassesSession
     let assistant: Assistant
@@ -42,14 +42,17 @@ public struct VoiceQueries: Sendable {
     let latestSceneFrame: @Sendable () async -> [UInt8]?
     let logger: Logger
     var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    /// Times the glasses' captures (the watchdog).
+    let clock: C
 
     public init(
         session: any GlassesSession, assistant: Assistant, transcriber: TranscriptionClient?,
         transcriptions: any TranscriptionRecords, photos: any PhotoKeeping, signals: any QueryEvents, mode: ModeSetting,
         voice: VoiceSettings, visionModel: String?, abilities: BackendAbilities,
         device: @escaping @Sendable () async -> String?, latestSceneFrame: @escaping @Sendable () async -> [UInt8]?,
-        logger: Logger
+        clock: C, logger: Logger
     ) {
+        self.clock = clock
         self.session = session
         self.assistant = assistant
         self.transcriber = transcriber
@@ -74,17 +77,16 @@ public struct VoiceQueries: Sendable {
                 for await input in inputs { sink.yield(input) }
                 sink.finish()
             }
-            var capture: VoiceCapture?
+            var capture: VoiceCapture<C>?
             var answering: OneShotEvent?
             var generation: UInt64 = 0
-            let clock = ContinuousClock()
             /// When `capture` is given up unless the glasses send more of it.
-            func deadline(_ capture: VoiceCapture) -> ContinuousClock.Instant {
+            func deadline(_ capture: VoiceCapture<C>) -> C.Instant {
                 min(
                     capture.lastHeard.advanced(by: Self.silentGlasses),
                     capture.started.advanced(by: voice.maximumLength + Self.silentGlasses))
             }
-            func watch(_ current: VoiceCapture) {
+            func watch(_ current: VoiceCapture<C>) {
                 let deadline = deadline(current)
                 let id = current.id
                 group.addTask {
@@ -167,11 +169,12 @@ public struct VoiceQueries: Sendable {
         await session.answerFinished()
     }
 
-    private func start(photo: Bool, audio: AudioFormat) -> VoiceCapture? {
+    private func start(photo: Bool, audio: AudioFormat) -> VoiceCapture<C>? {
         let id = glassdGlassesQueryID(UUID().uuidString.lowercased())
         do {
             return try VoiceCapture(
-                id: id, withPhoto: photo, voice: voice, audio: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits))
+                id: id, withPhoto: photo, voice: voice, audio: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits),
+                now: clock.now)
         } catch {
             fail(id, AssistantError.internalFailure("The audio processing could not start: \(error)."))
             return nil

@@ -9,6 +9,6 @@ struct VoiceQueriesTests {
         ("what is the time", false), ("[slow] what is the time", false), ("42", false), ("¿Qué?", false),
     ])
     func heardNothing(text: String, nothing: Bool) {
-        #expect(VoiceQueries.heardNothing(text) == nothing)
+        #expect(VoiceQueries<ContinuousClock>.heardNothing(text) == nothing)
     }
 }

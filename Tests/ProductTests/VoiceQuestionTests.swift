@@ -7,9 +7,10 @@ import Logging
 import Product
 import Synchronization
 import Testing
+import TestSupport
 
 /// Spoken questions through the product alone: fake glasses, an in-memory server and stores.
-@Suite("Spoken questions, any glasses")
+@Suite("Spoken questions, any glasses", .timeLimit(.minutes(1)))
 struct VoiceQuestionTests {
     /// The Monocle recording of a spoken question (Tests/AudioTests/Fixtures, 8 kHz signed 8-bit).
     static func speech() throws -> [UInt8] {
@@ -22,9 +23,11 @@ struct VoiceQuestionTests {
         let glasses = FakeGlasses()
         let events = RecordedEvents()
         let records = MemoryRecords()
-        let queries: VoiceQueries
-        let inputs: AsyncStream<VoiceQueries.Input>
-        let feed: AsyncStream<VoiceQueries.Input>.Continuation
+        /// The watchdog's clock: time passes only when a test says so.
+        let clock = ManualClock()
+        let queries: VoiceQueries<ManualClock>
+        let inputs: AsyncStream<VoiceQueries<ManualClock>.Input>
+        let feed: AsyncStream<VoiceQueries<ManualClock>.Input>.Continuation
 
         init(heard: String = "what time is it", answer: String = "It is noon.", mode: Mode = .assistant) {
             let transport = FakeServer(heard: heard, answer: answer)
@@ -38,8 +41,8 @@ struct VoiceQuestionTests {
                 session: glasses, assistant: Assistant(client: client, store: MemoryConversation(), historyBudget: 1000),
                 transcriber: transcriber, transcriptions: records, photos: records, signals: events, mode: ModeSetting(mode),
                 voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: true, translates: true),
-                device: { "AA:BB:CC:DD:EE:FF" }, latestSceneFrame: { nil }, logger: Logger(label: "test"))
-            (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries.Input.self)
+                device: { "AA:BB:CC:DD:EE:FF" }, latestSceneFrame: { nil }, clock: clock, logger: Logger(label: "test"))
+            (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries<ManualClock>.Input.self)
         }
 
         /// Runs the product while `body` plays the wearer.
@@ -111,6 +114,22 @@ struct VoiceQuestionTests {
             world.ask(try Self.speech(), format: .monocle)
             let then = await world.events.until { $0.contains { if case .answered = $0 { true } else { false } } }
             #expect(then.last == .answered(question: "what time is it", answer: "It is noon."))
+        }
+    }
+
+    @Test("glasses that start a recording and then send nothing: after 10 s of silence from them the question fails, and they are told to stop")
+    func silentGlasses() async throws {
+        let world = World()
+        try await world.run {
+            world.feed.yield(.glasses(.questionStart(photo: false, audio: .monocle)))
+            await world.clock.sleeping()  // the watchdog waits
+            // Nothing can wake before the deadline: no event yet.
+            world.clock.advance(by: .milliseconds(9_999))
+            #expect(world.events.events.withLock { $0.isEmpty })
+            world.clock.advance(by: .milliseconds(1))
+            let said = await world.events.untilEnded()
+            #expect(said == [.failed("\(VoiceFailure.recordingNeverEnded)")])
+            await world.glasses.wait { $0.stopRecordings == 1 && $0.finishedAnswers == 1 }
         }
     }
 }
