@@ -94,6 +94,16 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Updates of the glasses' firmware (and a Monocle's FPGA), whatever their kind: the images,
+        // the plan, the runner with its retries and resumes. No D-Bus: the link and the job are protocols.
+        .target(
+            name: "Updates",
+            dependencies: [
+                "GlassdAPI", "GlassdCore", "Glasses", "Firmware", "Monocle", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strict),
+
         // Adapters.
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
@@ -112,7 +122,7 @@ let package = Package(
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle", "Frame", "Product",
+                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle", "Frame", "Product", "Updates",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -165,7 +175,7 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product",
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product", "Updates",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdCore
+import Glasses
 import Logging
 
 /// The paired glasses' bootloader: while a firmware update runs, the Monocle's application is gone
 /// and a Nordic Secure DFU bootloader ("DfuTarg") advertises at the glasses' address + 1.
-extension LinkSupervisor {
+extension LinkSupervisor: BootloaderLink {
     /// Waits up to `timeout` for the paired glasses' bootloader to advertise (it also finds one
     /// left by an interrupted update), connects with the DFU profile, and runs `body` on that link.
     /// Only an advertisement seen now counts: BlueZ keeps an unbonded device's object (with its
@@ -16,7 +17,7 @@ extension LinkSupervisor {
     /// its writes and waits fail. Disconnects at the end. Supervision of the application should
     /// be suspended meanwhile.
     public func withBootloader<T: Sendable>(
-        timeout: Duration, connectWindow: Duration = .seconds(60), _ body: @escaping @Sendable (any GlassesLink) async throws -> T
+        timeout: Duration, connectWindow: Duration, _ body: @escaping @Sendable (any GlassesLink) async throws -> T
     ) async throws -> T {
         guard let address = pairedAddress?.bootloader else { throw LinkError.notPaired("No glasses are paired.") }
         // At start-up (resuming an update) the adapter may not be known yet.

@@ -8,6 +8,7 @@ import GlassdCore
 import HTTPKit
 import Audio
 import Logging
+import Updates
 import Product
 import Scene
 import Glasses

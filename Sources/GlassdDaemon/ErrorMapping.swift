@@ -4,6 +4,7 @@ import GlassdAPI
 import GlassdCore
 import Glasses
 import Product
+import Updates
 
 /// The one place where errors become D-Bus errors.
 enum ErrorMapping {
@@ -86,4 +87,8 @@ enum ErrorMapping {
             }
         return BusError(name: name, message: error.message)
     }
+}
+
+extension UpdateRefusal {
+    var busError: BusError { BusError(name: name, message: message) }
 }

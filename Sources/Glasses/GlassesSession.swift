@@ -49,3 +49,16 @@ public protocol BootloaderEntry: Sendable {
     /// is under way, `.notConnected` when they are not ready.
     func enterBootloader() async throws
 }
+
+/// The link to the paired glasses as an update needs it: supervision paused while the glasses are
+/// in their bootloader, and a connection to that bootloader (its DFU channels).
+public protocol BootloaderLink: Sendable {
+    /// Stops chasing the glasses' application (it is gone until the bootloader boots it).
+    func suspend() async
+    func resume() async
+    /// Runs `body` on a link to the paired glasses' bootloader once it advertises (within
+    /// `timeout`), trying to connect for up to `connectWindow`.
+    func withBootloader<T: Sendable>(
+        timeout: Duration, connectWindow: Duration, _ body: @escaping @Sendable (any GlassesLink) async throws -> T
+    ) async throws -> T
+}

@@ -4,6 +4,7 @@ import Foundation
 import Glasses
 import Monocle
 import Testing
+@testable import Updates
 
 @Suite("Update plan, bar and manifest")
 struct UpdatePlanTests {

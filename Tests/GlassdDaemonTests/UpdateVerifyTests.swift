@@ -4,6 +4,7 @@ import GlassdCore
 import Glasses
 import Monocle
 import Testing
+@testable import Updates
 
 @Suite("What an update checks after the glasses are back, and what it tries again")
 struct UpdateVerifyTests {

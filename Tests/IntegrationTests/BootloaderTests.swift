@@ -45,7 +45,7 @@ struct BootloaderTests {
                                 "org.bluez", path: "/org/bluezoo", interface: "org.bluezoo.Test1", member: "DropLink", [.string(bootloader)])
                         }
                         await #expect(throws: DFUError.linkLost) {
-                            try await supervisor.withBootloader(timeout: .seconds(30)) { link in
+                            try await supervisor.withBootloader(timeout: .seconds(30), connectWindow: .seconds(60)) { link in
                                 let dfu = SecureDFU(
                                     control: try #require(link.channel(DFUChannel.control)),
                                     packet: try #require(link.channel(DFUChannel.packet)), clock: ContinuousClock())
@@ -61,7 +61,7 @@ struct BootloaderTests {
                     #expect(try await vm.call("Mode") == [.string("dfu")])
 
                     // Second try: resumed from what the bootloader reports; less than the whole image is sent.
-                    let sent = try await supervisor.withBootloader(timeout: .seconds(30)) { link in
+                    let sent = try await supervisor.withBootloader(timeout: .seconds(30), connectWindow: .seconds(60)) { link in
                         let dfu = SecureDFU(
                             control: try #require(link.channel(DFUChannel.control)),
                             packet: try #require(link.channel(DFUChannel.packet)), clock: ContinuousClock())

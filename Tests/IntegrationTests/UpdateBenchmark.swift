@@ -157,7 +157,7 @@ struct UpdateBenchmark {
         let (image, initPacket) = (package.image, package.initPacket)
         await supervisor.suspend()
         try await vm.call("EnterDFU")
-        let (took, payload) = try await supervisor.withBootloader(timeout: .seconds(30)) { link in
+        let (took, payload) = try await supervisor.withBootloader(timeout: .seconds(30), connectWindow: .seconds(60)) { link in
             let packet = try #require(link.channel(DFUChannel.packet))
             let dfu = SecureDFU(
                 control: try #require(link.channel(DFUChannel.control)), packet: packet, clock: ContinuousClock())

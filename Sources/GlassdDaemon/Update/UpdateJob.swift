@@ -3,11 +3,12 @@ import DBusKit
 import GlassdAPI
 import GlassdCore
 import Synchronization
+import Updates
 
 /// One update on the bus: /org/glassd/jobs/N with org.glassd.Job1. Its phase, bar and error
 /// change from the update's progress callbacks (any thread); each change is posted to the bus
 /// thread in order, and Finished comes after the final Status.
-final class UpdateJob: Sendable {
+final class UpdateJob: UpdateProgress {
     let path: String
     private let connection: BusConnection
 

@@ -6,6 +6,7 @@ import Foundation
 import GlassdAPI
 import GlassdCore
 import Logging
+import Updates
 import Glasses
 import Monocle
 import Storage

@@ -2,22 +2,22 @@
 
 /// One bar across an update's phases: each planned phase owns a share of 0...100 by its weight
 /// (roughly its time), and the bar never goes back (a resumed transfer restarts its count).
-struct ProgressBar: Sendable, Equatable {
-    private(set) var phases: [(phase: UpdatePhase, weight: Double)]
-    private(set) var percentage: UInt32 = 0
+public struct ProgressBar: Sendable, Equatable {
+    public private(set) var phases: [(phase: UpdatePhase, weight: Double)]
+    public private(set) var percentage: UInt32 = 0
 
-    init(_ phases: [(UpdatePhase, Double)]) {
+    public init(_ phases: [(UpdatePhase, Double)]) {
         self.phases = phases.map { (phase: $0.0, weight: max(0, $0.1)) }
     }
 
-    static func == (a: ProgressBar, b: ProgressBar) -> Bool {
+    public static func == (a: ProgressBar, b: ProgressBar) -> Bool {
         a.percentage == b.percentage && a.phases.map(\.phase) == b.phases.map(\.phase)
             && a.phases.map(\.weight) == b.phases.map(\.weight)
     }
 
     /// The bar for a plan: weights from the bytes each step moves (a firmware byte over the DFU
     /// link costs about as much as an FPGA byte; erasing and restarting cost a few seconds).
-    static func plan(firmwareBytes: Int?, fpgaBytes: Int?) -> ProgressBar {
+    public static func plan(firmwareBytes: Int?, fpgaBytes: Int?) -> ProgressBar {
         var phases: [(UpdatePhase, Double)] = [(.checking, 1)]
         if let bytes = firmwareBytes {
             phases += [(.enteringDFU, 3), (.flashingFirmware, max(1, Double(bytes) / 4096)), (.restarting, 3)]
@@ -33,7 +33,7 @@ struct ProgressBar: Sendable, Equatable {
     /// Moves to `fraction` (0...1) of the first planned `phase` at or after the current point,
     /// and returns the percentage (never less than before).
     @discardableResult
-    mutating func advance(_ phase: UpdatePhase, _ fraction: Double) -> UInt32 {
+    public mutating func advance(_ phase: UpdatePhase, _ fraction: Double) -> UInt32 {
         if phase == .done {
             percentage = 100
             return percentage

@@ -5,13 +5,18 @@ import Monocle
 /// What an update does to these glasses: each image is applied when the glasses run another
 /// version than the one pinned, always when no version is pinned (a file passed by hand) or when
 /// forced.
-struct UpdatePlan: Sendable, Equatable {
-    var firmware: Bool
-    var fpga: Bool
+public struct UpdatePlan: Sendable, Equatable {
+    public var firmware: Bool
+    public var fpga: Bool
 
-    var isEmpty: Bool { !firmware && !fpga }
+    public init(firmware: Bool, fpga: Bool) {
+        self.firmware = firmware
+        self.fpga = fpga
+    }
 
-    static func make(_ images: UpdateImages, device: DeviceInfo?, force: Bool) -> UpdatePlan {
+    public var isEmpty: Bool { !firmware && !fpga }
+
+    public static func make(_ images: UpdateImages, device: DeviceInfo?, force: Bool) -> UpdatePlan {
         func needed(_ wanted: String?, _ has: String?) -> Bool { force || wanted == nil || wanted != has }
         return UpdatePlan(
             firmware: images.firmware.map { needed($0.version, device?.firmwareVersion) } ?? false,
@@ -19,7 +24,7 @@ struct UpdatePlan: Sendable, Equatable {
     }
 
     /// Why glasses running `device` need the pinned images (Device1.StateReason); nil when current.
-    static func outdated(_ images: UpdateImages, device: DeviceInfo) -> String? {
+    public static func outdated(_ images: UpdateImages, device: DeviceInfo) -> String? {
         var reasons: [String] = []
         if let wanted = images.firmware?.version, wanted != device.firmwareVersion {
             reasons.append("firmware \(shown(device.firmwareVersion)) → \(wanted)")
@@ -31,7 +36,7 @@ struct UpdatePlan: Sendable, Equatable {
     }
 
     /// The versions as history shows them: "firmware v…, fpga v…".
-    static func versions(_ info: DeviceInfo?) -> String {
+    public static func versions(_ info: DeviceInfo?) -> String {
         "firmware \(shown(info?.firmwareVersion)), fpga \(shown(info?.fpgaVersion))"
     }
 

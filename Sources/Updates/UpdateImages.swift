@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Crypto
-import DBusKit
 import Firmware
 import Foundation
 import GlassdAPI
@@ -10,58 +9,69 @@ import Monocle
 import TOMLKit
 
 /// Why an update was refused before the glasses were touched: a D-Bus error name and a sentence.
-struct UpdateRefusal: Error, Sendable, Equatable, CustomStringConvertible {
-    var name: String
-    var message: String
-    var description: String { message }
+public struct UpdateRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public var name: String
+    public var message: String
+    public var description: String { message }
 
-    static func image(_ message: String) -> UpdateRefusal { UpdateRefusal(name: GlassdErrorName.invalidImage, message: message) }
-    static func arguments(_ message: String) -> UpdateRefusal { UpdateRefusal(name: GlassdErrorName.invalidArgs, message: message) }
-    var busError: BusError { BusError(name: name, message: message) }
+    public static func image(_ message: String) -> UpdateRefusal { UpdateRefusal(name: GlassdErrorName.invalidImage, message: message) }
+    public static func arguments(_ message: String) -> UpdateRefusal { UpdateRefusal(name: GlassdErrorName.invalidArgs, message: message) }
 }
 
 /// The images an update installs, read whole and checked before anything is sent.
-struct UpdateImages: Sendable {
-    struct FirmwareImage: Sendable {
+public struct UpdateImages: Sendable {
+    public struct FirmwareImage: Sendable {
         /// The package file, kept while the glasses may be in their bootloader.
-        var file: [UInt8]
-        var package: DFUPackage
+        public var file: [UInt8]
+        public var package: DFUPackage
         /// The version it brings, when pinned in the manifest.
-        var version: String?
+        public var version: String?
+
+        public init(file: [UInt8], package: DFUPackage, version: String?) {
+            self.file = file
+            self.package = package
+            self.version = version
+        }
     }
 
-    struct FPGAImage: Sendable {
-        var bytes: [UInt8]
-        var version: String?
-        var sha256: String
+    public struct FPGAImage: Sendable {
+        public var bytes: [UInt8]
+        public var version: String?
+        public var sha256: String
     }
 
-    var firmware: FirmwareImage?
-    var fpga: FPGAImage?
+    public var firmware: FirmwareImage?
+    public var fpga: FPGAImage?
     /// The kind of glasses the manifest pins these for (`kind`, default monocle); nil for files
     /// given to Update, which go to whatever glasses are paired.
-    var kind: GlassesKindName?
+    public var kind: GlassesKindName?
+
+    public init(firmware: FirmwareImage? = nil, fpga: FPGAImage? = nil, kind: GlassesKindName? = nil) {
+        self.firmware = firmware
+        self.fpga = fpga
+        self.kind = kind
+    }
 
     /// A file given as a path, or the contents of one passed as a descriptor.
-    enum Source: Sendable {
+    public enum Source: Sendable {
         case path(String)
         case contents([UInt8])
     }
 
     /// The images of Update's options (`firmware`, `fpga`: s path or h descriptor), or without
     /// either, those the manifest in `directory` pins.
-    static func load(firmware: Source?, fpga: Source?, directory: String) throws(UpdateRefusal) -> UpdateImages {
+    public static func load(firmware: Source?, fpga: Source?, directory: String) throws(UpdateRefusal) -> UpdateImages {
         if firmware == nil && fpga == nil { return try fromManifest(in: directory) }
         var images = UpdateImages()
         if let firmware {
             let file = try read(firmware, "firmware")
-            images.firmware = FirmwareImage(file: file, package: try package(file, pinned: nil))
+            images.firmware = FirmwareImage(file: file, package: try package(file, pinned: nil), version: nil)
         }
         if let fpga { images.fpga = try fpgaImage(try read(fpga, "fpga"), version: nil, pinned: nil) }
         return images
     }
 
-    static func fromManifest(in directory: String) throws(UpdateRefusal) -> UpdateImages {
+    public static func fromManifest(in directory: String) throws(UpdateRefusal) -> UpdateImages {
         let path = directory + "/" + FirmwareManifest.fileName
         guard FileManager.default.fileExists(atPath: path) else {
             throw UpdateRefusal(
@@ -82,7 +92,7 @@ struct UpdateImages: Sendable {
         return images
     }
 
-    static func package(_ bytes: [UInt8], pinned: String?) throws(UpdateRefusal) -> DFUPackage {
+    public static func package(_ bytes: [UInt8], pinned: String?) throws(UpdateRefusal) -> DFUPackage {
         do {
             return try DFUPackage(bytes: bytes, pinnedSHA256: pinned)
         } catch {
@@ -90,7 +100,7 @@ struct UpdateImages: Sendable {
         }
     }
 
-    static func fpgaImage(_ bytes: [UInt8], version: String?, pinned: String?) throws(UpdateRefusal) -> FPGAImage {
+    public static func fpgaImage(_ bytes: [UInt8], version: String?, pinned: String?) throws(UpdateRefusal) -> FPGAImage {
         let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         if let pinned, pinned.lowercased() != digest {
             throw .image("The FPGA image's SHA-256 is \(digest), not the pinned \(pinned.lowercased()).")
@@ -103,9 +113,9 @@ struct UpdateImages: Sendable {
     }
 
     /// Largest file read: a DFU package or an FPGA image is well under this.
-    static let maxFileBytes = 4 << 20
+    public static let maxFileBytes = 4 << 20
 
-    static func read(_ source: Source, _ what: String) throws(UpdateRefusal) -> [UInt8] {
+    public static func read(_ source: Source, _ what: String) throws(UpdateRefusal) -> [UInt8] {
         switch source {
         case .contents(let bytes):
             return bytes
@@ -118,7 +128,7 @@ struct UpdateImages: Sendable {
     }
 
     /// A file's bytes, read with pread (the descriptor's offset is not used). The caller closes `fd`.
-    static func read(_ fd: Int32, _ what: String) throws(UpdateRefusal) -> [UInt8] {
+    public static func read(_ fd: Int32, _ what: String) throws(UpdateRefusal) -> [UInt8] {
         // A pipe cannot seek: refused, as it could keep the call waiting for ever.
         let size = lseek(fd, 0, SEEK_END)
         guard size >= 0 else { throw .arguments("The \(what) must be a regular file.") }
@@ -146,22 +156,22 @@ struct UpdateImages: Sendable {
 ///     file = "monocle-fpga-v23.230.0808.bin"
 ///     version = "v23.230.0808"
 ///     sha256 = "…"
-struct FirmwareManifest: Sendable, Equatable {
-    static let fileName = "manifest.toml"
+public struct FirmwareManifest: Sendable, Equatable {
+    public static let fileName = "manifest.toml"
 
-    struct Entry: Sendable, Equatable {
-        var file: String
-        var version: String
-        var sha256: String
+    public struct Entry: Sendable, Equatable {
+        public var file: String
+        public var version: String
+        public var sha256: String
     }
 
-    var firmware: Entry?
-    var fpga: Entry?
+    public var firmware: Entry?
+    public var fpga: Entry?
     /// Which glasses the images are for: `kind = "frame"` at the top (a Halo takes a Frame's);
     /// monocle when absent.
-    var kind: GlassesKindName = .monocle
+    public var kind: GlassesKindName = .monocle
 
-    static func parse(_ bytes: [UInt8], file: String) throws(UpdateRefusal) -> FirmwareManifest {
+    public static func parse(_ bytes: [UInt8], file: String) throws(UpdateRefusal) -> FirmwareManifest {
         let table: TOMLTable
         do {
             table = try TOMLTable(string: String(decoding: bytes, as: UTF8.self))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// Where an update job is (org.glassd.Job1.Status; the spelling is the contract).
-enum UpdatePhase: String, Sendable, CaseIterable {
+public enum UpdatePhase: String, Sendable, CaseIterable {
     case checking
     case enteringDFU = "entering-dfu"
     case flashingFirmware = "flashing-firmware"
@@ -13,7 +13,7 @@ enum UpdatePhase: String, Sendable, CaseIterable {
     case done, failed, cancelled
 
     /// Why Cancel is refused now; nil when stopping leaves the glasses as they were.
-    var cancelRefusal: String? {
+    public var cancelRefusal: String? {
         switch self {
         case .checking, .erasingFPGA, .writingFPGA, .verifying:
             // The FPGA boots its own image until the new one is verified and marked done.

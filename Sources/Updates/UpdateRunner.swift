@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import Bluetooth
 import Firmware
 import GlassdCore
 import Logging
@@ -7,42 +6,61 @@ import Glasses
 import Monocle
 
 /// Timing of an update.
-struct UpdateSettings: Sendable {
+public struct UpdateSettings: Sendable {
     /// The bootloader gives up after about 3 minutes; waiting for it as long covers a slow reset.
-    var bootloaderTimeout: Duration = .seconds(180)
+    public var bootloaderTimeout: Duration = .seconds(180)
     /// Looking for a bootloader that may not be there (after a drop mid-command, at start-up).
-    var bootloaderSearch: Duration = .seconds(30)
+    public var bootloaderSearch: Duration = .seconds(30)
     /// Connection attempts to a bootloader that advertises, as Nordic's DFU libraries allow
     /// for their scan-and-retry.
-    var bootloaderConnectWindow: Duration = .seconds(60)
+    public var bootloaderConnectWindow: Duration = .seconds(60)
     /// From a reset to the glasses ready again (reconnect, handshake, scripts uploaded).
-    var restartTimeout: Duration = .seconds(180)
+    public var restartTimeout: Duration = .seconds(180)
     /// Tries of one transfer: after a drop it resumes (firmware) or starts again (FPGA).
-    var attempts = 8
-    var dfu = DFUSettings()
-    var fpga = FPGAUpdateSettings()
-    var fpgaStream = FPGAStreamSettings()
+    public var attempts = 8
+    public var dfu = DFUSettings()
+    public var fpga = FPGAUpdateSettings()
+    public var fpgaStream = FPGAStreamSettings()
+
+    public init(bootloaderConnectWindow: Duration = .seconds(60)) {
+        self.bootloaderConnectWindow = bootloaderConnectWindow
+    }
 }
 
 /// Runs a planned update on the paired glasses: firmware over the bootloader (resumed after a
 /// drop from what the bootloader holds), then the FPGA image (windowed, the REPL method as the
 /// fallback, started again after a drop; the old image boots until the new one is verified),
 /// then the glasses back as themselves with their scripts, their versions read again.
-struct UpdateRunner: Sendable {
+public struct UpdateRunner: Sendable {
     /// How the paired glasses enter their bootloader (nil: they cannot; only a resumed transfer).
     let bootloader: (any BootloaderEntry)?
     /// The paired glasses when they are a Monocle: only it has an FPGA.
     let monocle: MonocleSession<ContinuousClock>?
-    let supervisor: LinkSupervisor
+    let supervisor: any BootloaderLink
     let statuses: Watched<SessionStatus>
     let settings: UpdateSettings
-    let job: UpdateJob
+    let job: any UpdateProgress
     let logger: Logger
     /// The glasses run their application again after the firmware step: the kept package goes.
     let firmwareDone: @Sendable () async -> Void
 
+    public init(
+        bootloader: (any BootloaderEntry)?, monocle: MonocleSession<ContinuousClock>?, supervisor: any BootloaderLink,
+        statuses: Watched<SessionStatus>, settings: UpdateSettings, job: any UpdateProgress, logger: Logger,
+        firmwareDone: @escaping @Sendable () async -> Void
+    ) {
+        self.bootloader = bootloader
+        self.monocle = monocle
+        self.supervisor = supervisor
+        self.statuses = statuses
+        self.settings = settings
+        self.job = job
+        self.logger = logger
+        self.firmwareDone = firmwareDone
+    }
+
     /// The glasses' versions at the end.
-    func run(_ images: UpdateImages, plan: UpdatePlan) async throws -> DeviceInfo? {
+    public func run(_ images: UpdateImages, plan: UpdatePlan) async throws -> DeviceInfo? {
         var info = statuses.current.info
         if plan.firmware, let firmware = images.firmware {
             info = try await flash(firmware, inBootloader: false)
@@ -58,7 +76,7 @@ struct UpdateRunner: Sendable {
     /// The glasses, back from the update's reset, run the firmware it was to install: a version
     /// they do not report (an image without a pinned version must still report one) or another
     /// one fails the job, saying what runs.
-    static func verify(_ info: DeviceInfo?, firmware wanted: String?) throws {
+    public static func verify(_ info: DeviceInfo?, firmware wanted: String?) throws {
         guard let running = info?.firmwareVersion, !running.isEmpty else {
             throw UpdateFailure("The glasses report no firmware version after the update.")
         }
@@ -69,7 +87,7 @@ struct UpdateRunner: Sendable {
 
     /// The same for the FPGA: one whose version register reads blank did not start from the
     /// new image (an unconfigured FPGA reads 0xFF).
-    static func verify(_ info: DeviceInfo?, fpga wanted: String?) throws {
+    public static func verify(_ info: DeviceInfo?, fpga wanted: String?) throws {
         let firmware = info.map { $0.firmwareVersion.isEmpty ? "" : " (they run firmware \($0.firmwareVersion))" } ?? ""
         guard let running = info?.fpgaVersion, !running.isEmpty else {
             throw UpdateFailure("The glasses report no FPGA version after the update: the FPGA did not start from the new image\(firmware).")
@@ -144,7 +162,7 @@ struct UpdateRunner: Sendable {
     /// After a stop of glassd mid-transfer: if the glasses' bootloader advertises, the package is
     /// sent (resumed from what it holds) and the glasses come back; nil when it does not appear
     /// (they run their application: nothing to resume).
-    func resumeFirmware(_ firmware: UpdateImages.FirmwareImage) async throws -> DeviceInfo? {
+    public func resumeFirmware(_ firmware: UpdateImages.FirmwareImage) async throws -> DeviceInfo? {
         try job.enter(.enteringDFU)
         await supervisor.suspend()
         do {
@@ -285,7 +303,7 @@ struct UpdateRunner: Sendable {
 }
 
 /// An update step that failed for a reason said in a sentence.
-struct UpdateFailure: Error, Sendable, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct UpdateFailure: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
