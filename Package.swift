@@ -153,11 +153,17 @@ let package = Package(
             swiftSettings: strict),
 
         // What the unit tests share: a clock the test moves.
-        .target(name: "TestSupport", dependencies: ["GlassdCore"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "GlassdCore", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
-            dependencies: ["Firmware", "GlassdCore", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
+            dependencies: ["Firmware", "GlassdCore", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             swiftSettings: strict),
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "GlassdCore"], swiftSettings: strict),
         .testTarget(name: "GlassesTests", dependencies: ["Glasses", "GlassdCore"], swiftSettings: strict),
@@ -165,6 +171,12 @@ let package = Package(
             name: "ProductTests",
             dependencies: [
                 "Product", "Glasses", "GlassdCore", "Audio", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "UpdatesTests",
+            dependencies: [
+                "Updates", "Firmware", "Glasses", "GlassdCore", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore", "TestSupport"], swiftSettings: strict),

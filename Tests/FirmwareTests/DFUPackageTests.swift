@@ -3,26 +3,16 @@ import Crypto
 import Firmware
 import Foundation
 import Testing
+import TestSupport
 import ZIPFoundation
 
 @Suite("DFU package")
 struct DFUPackageTests {
-    static let manifest = #"{"manifest":{"application":{"bin_file":"application.bin","dat_file":"application.dat"}}}"#
+    static let manifest = TestPackages.manifest
     static let bin = SecureDFUTests.bytes(20_000, seed: 6)
     static let dat = InitPackets.signed(for: bin)
 
-    /// A ZIP of `files`, written by ZIPFoundation as nrfutil would (deflated).
-    static func zip(_ files: [(String, [UInt8])]) throws -> [UInt8] {
-        let archive = try Archive(accessMode: .create)
-        for (name, bytes) in files {
-            try archive.addEntry(
-                with: name, type: .file, uncompressedSize: Int64(bytes.count), compressionMethod: .deflate
-            ) { position, size in
-                Data(bytes[Int(position)..<Int(position) + size])
-            }
-        }
-        return [UInt8](try #require(archive.data))
-    }
+    static func zip(_ files: [(String, [UInt8])]) throws -> [UInt8] { try TestPackages.zip(files) }
 
     static func valid() throws -> [UInt8] {
         try zip([("manifest.json", Array(manifest.utf8)), ("application.dat", dat), ("application.bin", bin)])

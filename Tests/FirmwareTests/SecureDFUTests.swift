@@ -3,6 +3,7 @@ import Firmware
 import GlassdCore
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("Secure DFU transfer against a fake bootloader")
 struct SecureDFUTests {

@@ -2,8 +2,8 @@
 import Crypto
 
 /// Init packets in nrfutil's shape (dfu-cc.proto), built field by field for the package tests.
-enum InitPackets {
-    static func varint(_ value: Int) -> [UInt8] {
+public enum InitPackets {
+    public static func varint(_ value: Int) -> [UInt8] {
         var v = value
         var out: [UInt8] = []
         while v >= 0x80 {
@@ -13,12 +13,12 @@ enum InitPackets {
         return out + [UInt8(v)]
     }
 
-    static func field(_ number: Int, _ value: Int) -> [UInt8] { varint(number << 3) + varint(value) }
-    static func field(_ number: Int, _ bytes: [UInt8]) -> [UInt8] { varint(number << 3 | 2) + varint(bytes.count) + bytes }
+    public static func field(_ number: Int, _ value: Int) -> [UInt8] { varint(number << 3) + varint(value) }
+    public static func field(_ number: Int, _ bytes: [UInt8]) -> [UInt8] { varint(number << 3 | 2) + varint(bytes.count) + bytes }
 
     /// Packet{signed_command{command{INIT, init{fw 1, hw 52, APPLICATION, app_size, hash SHA-256
     /// (byte-reversed, as nrfutil stores it)}}, ECDSA, a 64-byte signature}} for `image`.
-    static func signed(for image: [UInt8], appSize: Int? = nil, hash: [UInt8]? = nil) -> [UInt8] {
+    public static func signed(for image: [UInt8], appSize: Int? = nil, hash: [UInt8]? = nil) -> [UInt8] {
         let digest = hash ?? Array(SHA256.hash(data: image)).reversed()
         let initCommand =
             field(1, 1) + field(2, 52) + field(4, 1) + field(7, appSize ?? image.count) + field(8, field(1, 3) + field(2, digest))
@@ -27,7 +27,7 @@ enum InitPackets {
     }
 
     /// Packet{command{INIT, init{app_size}}}: unsigned, no hash.
-    static func plain(appSize: Int) -> [UInt8] {
+    public static func plain(appSize: Int) -> [UInt8] {
         field(1, field(1, 1) + field(2, field(2, 52) + field(7, appSize)))
     }
 }

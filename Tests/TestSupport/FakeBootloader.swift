@@ -9,49 +9,49 @@ import Synchronization
 /// object, and for a data object before the init packet was executed). Creating the command object
 /// starts the update afresh. Its state outlives a dropped link, as the real one's does: `connect()`
 /// gives new channels to the same bootloader.
-final class FakeBootloader: Sendable {
-    struct State {
-        var command: [UInt8] = []
-        var commandSize = 0
-        var commandExecuted = false
+public final class FakeBootloader: Sendable {
+    public struct State: Sendable {
+        public var command: [UInt8] = []
+        public var commandSize = 0
+        public var commandExecuted = false
         /// Every data byte received since the init packet was created: executed ones first.
-        var data: [UInt8] = []
-        var executed = 0
-        var objectSize = 0
-        var current = DFUObjectType.command
-        var prn = 0
-        var sincePRN = 0
+        public var data: [UInt8] = []
+        public var executed = 0
+        public var objectSize = 0
+        public var current = DFUObjectType.command
+        public var prn = 0
+        public var sincePRN = 0
         // What the test looks at.
-        var packetBytes = 0
-        var dataWrites = 0
-        var requests: [DFURequest] = []
+        public var packetBytes = 0
+        public var dataWrites = 0
+        public var requests: [DFURequest] = []
         // What the test arranges.
-        var flipDataWrite: Int?
+        public var flipDataWrite: Int?
         /// Corrupt every data write after the first object was executed (a bad link that stays bad).
-        var corruptAfterFirstObject = false
-        var failures: [DFUOpcode: DFUResponse] = [:]
-        var silent = false
-        var dropWhen: (@Sendable (State) -> Bool)?
+        public var corruptAfterFirstObject = false
+        public var failures: [DFUOpcode: DFUResponse] = [:]
+        public var silent = false
+        public var dropWhen: (@Sendable (State) -> Bool)?
         // The link.
-        var connection = 0
-        var inbox: PacketInbox?
+        public var connection = 0
+        public var inbox: PacketInbox?
 
-        var flash: [UInt8] { Array(data[..<executed]) }
+        public var flash: [UInt8] { Array(data[..<executed]) }
     }
 
-    static let commandMaxSize = 256
-    static let dataMaxSize = 4096
-    let state = Mutex(State())
-    let maxPacketSize: Int
+    public static let commandMaxSize = 256
+    public static let dataMaxSize = 4096
+    public let state = Mutex(State())
+    public let maxPacketSize: Int
 
-    init(maxPacketSize: Int = 244) {
+    public init(maxPacketSize: Int = 244) {
         self.maxPacketSize = maxPacketSize
     }
 
-    func with<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+    public func with<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
 
     /// A new link: the control and packet channels of one connection.
-    func connect() -> (control: Channel, packet: Channel) {
+    public func connect() -> (control: Channel, packet: Channel) {
         let inbox = PacketInbox()
         let id = state.withLock { s in
             s.connection += 1
@@ -66,22 +66,22 @@ final class FakeBootloader: Sendable {
         )
     }
 
-    final class Channel: ByteChannel {
-        let bootloader: FakeBootloader
-        let connection: Int
-        let isControl: Bool
-        let incoming: PacketInbox
-        var maxPacketSize: Int { bootloader.maxPacketSize }
-        let framing = ChannelFraming.packets
+    public final class Channel: ByteChannel {
+        public let bootloader: FakeBootloader
+        public let connection: Int
+        public let isControl: Bool
+        public let incoming: PacketInbox
+        public var maxPacketSize: Int { bootloader.maxPacketSize }
+        public let framing = ChannelFraming.packets
 
-        init(bootloader: FakeBootloader, connection: Int, isControl: Bool, incoming: PacketInbox) {
+        public init(bootloader: FakeBootloader, connection: Int, isControl: Bool, incoming: PacketInbox) {
             self.bootloader = bootloader
             self.connection = connection
             self.isControl = isControl
             self.incoming = incoming
         }
 
-        func write(_ bytes: [UInt8]) async throws {
+        public func write(_ bytes: [UInt8]) async throws {
             try bootloader.receive(bytes, control: isControl, connection: connection)
         }
     }
