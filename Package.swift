@@ -45,7 +45,10 @@ let package = Package(
         // Pure: what every kind of glasses offers the product (session, events, status, answer
         // stream, kind descriptor); the product logic sees only this.
         .target(
-            name: "Glasses", dependencies: ["GlassdCore", .product(name: "Logging", package: "swift-log")],
+            name: "Glasses",
+            dependencies: [
+                "GlassdCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
 
         // Pure: Brilliant Frame (and Halo): the Lua REPL, file upload, glassd's own Lua app and its

@@ -1,20 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import Crypto
+import Glasses
 
 /// glassd's own Lua app for the Frame (written in this project, in Sources/Frame/App), in upload
 /// order, main.lua last. The app file's first line is the version global, a placeholder in the
 /// source (`GLASSD_APP_VERSION = '-'`) that the upload replaces with the real version, so the
 /// running app can say which version it is.
 public struct FrameApp: Sendable, Equatable {
-    public struct File: Sendable, Equatable {
-        public var name: String
-        public var contents: [UInt8]
-
-        public init(name: String, contents: [UInt8]) {
-            self.name = name
-            self.contents = contents
-        }
-    }
+    public typealias File = BundledFile
 
     /// The app, loaded by main.lua (and by `FrameCommands.load`).
     public static let appFile = "glassd_app.lua"
@@ -33,15 +25,7 @@ public struct FrameApp: Sendable, Equatable {
 
     public init(files: [File]) {
         self.files = files
-        var hash = SHA256()
-        for file in files {
-            hash.update(data: Array(file.name.utf8) + [0])
-            hash.update(data: Self.withoutVersionLine(file.contents) + [0])
-        }
-        version = hash.finalize().map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        version = BundledFile.version(of: files) { Self.withoutVersionLine($0.contents) }
     }
 
     /// The bytes uploaded for `file`: a leading version line carries the real version.

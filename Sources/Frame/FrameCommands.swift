@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
 
 /// What the check reads from the glasses.
 public struct FrameDeviceInfo: Sendable, Equatable {

@@ -1,18 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import Crypto
+import Glasses
 
 /// The MicroPython scripts glassd runs on the Monocle (written in this project, in
 /// Sources/Monocle/DeviceScripts), in upload order, main.py last.
 public struct DeviceScripts: Sendable, Equatable {
-    public struct File: Sendable, Equatable {
-        public var name: String
-        public var contents: [UInt8]
-
-        public init(name: String, contents: [UInt8]) {
-            self.name = name
-            self.contents = contents
-        }
-    }
+    public typealias File = BundledFile
 
     /// The entry point; it is uploaded with the version stamped in as its first line.
     public static let mainFile = "main.py"
@@ -27,15 +19,7 @@ public struct DeviceScripts: Sendable, Equatable {
 
     public init(files: [File]) {
         self.files = files
-        var hash = SHA256()
-        for file in files {
-            hash.update(data: Array(file.name.utf8) + [0])
-            hash.update(data: file.contents + [0])
-        }
-        version = hash.finalize().map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        version = BundledFile.version(of: files)
     }
 
     /// The bytes uploaded for `file`: main.py gets the version as its first line.

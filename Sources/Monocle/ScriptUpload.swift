@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
 import Foundation
 
 /// The raw-REPL commands that put the scripts on the device. Contents travel as base64 inside

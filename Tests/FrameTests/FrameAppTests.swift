@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Frame
+import Glasses
 import GlassdCore
 import Synchronization
 import Testing

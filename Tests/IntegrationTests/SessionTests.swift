@@ -4,6 +4,7 @@ import Foundation
 import GlassdAPI
 import Monocle
 import Testing
+import Glasses
 
 private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
 private let monocle = 2
