@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""What the test world's fake peripherals (the virtual Monocle and its bootloader, vdfu.py) export
+"""What the test world's fake peripherals (the virtual Monocle, the virtual Frame and the bootloader, vdfu.py) export
 to BlueZ and have in common: a GATT service, a characteristic's properties and the methods no
 peripheral here supports, and an advertisement. Each peripheral subclasses them for its own writes
 and notifications. Test-only, like the rest of Tests/World.
 """
+import asyncio
+
 from dbus_fast import DBusError
 from dbus_fast.constants import PropertyAccess
 from dbus_fast.service import ServiceInterface, dbus_property, method
@@ -121,3 +123,38 @@ class Advertisement(ServiceInterface):
     @method()
     def Release(self):
         self.released()
+
+
+async def register_until_done(peripheral, app_path, adv_path, warn, serving=lambda: True, before=None):
+    """Registers `peripheral`'s GATT application and advertisement with BlueZ, retrying with
+    backoff (bluetoothd may be restarting) while `serving()` and BlueZ is on the bus, then prints
+    READY. `before()` (async) runs at the start of each try. The peripheral has `call`,
+    `adapter_path`, `stopping`, `bluez_owner`, `app_registered` and `adv_registered`."""
+    delay = 0.1
+    while not peripheral.stopping and peripheral.bluez_owner is not None and serving():
+        try:
+            if before is not None:
+                await before()
+            if not peripheral.app_registered:
+                await peripheral.call("org.bluez", peripheral.adapter_path, "org.bluez.GattManager1",
+                                      "RegisterApplication", "oa{sv}", [app_path, {}])
+                peripheral.app_registered = True
+            if not peripheral.adv_registered:
+                await peripheral.call("org.bluez", peripheral.adapter_path, "org.bluez.LEAdvertisingManager1",
+                                      "RegisterAdvertisement", "oa{sv}", [adv_path, {}])
+                peripheral.adv_registered = True
+            print("READY", flush=True)
+            return
+        except DBusError as e:
+            if e.type == "org.bluez.Error.AlreadyExists":
+                # Registered by an earlier attempt whose reply was lost.
+                if not peripheral.app_registered:
+                    peripheral.app_registered = True
+                else:
+                    peripheral.adv_registered = True
+                continue
+            warn(f"registration on {peripheral.adapter_path} failed: {e.type}: {e.text}; retrying")
+        except asyncio.TimeoutError:
+            warn(f"registration on {peripheral.adapter_path} timed out; retrying")
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 2.0)

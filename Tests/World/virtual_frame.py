@@ -603,36 +603,16 @@ class Frame:
         if self.mode == "dfu":
             await self.dfu_up()
             return
-        delay = 0.1
-        while not self.stopping and self.bluez_owner is not None and self.mode == "app":
-            try:
-                address = (await self.call(BLUEZ, self.adapter_path, "org.freedesktop.DBus.Properties",
-                                           "Get", "ss", ["org.bluez.Adapter1", "Address"]))[0].value
-                self.address_text = address
-                if self.args.name is None:
-                    self.local_name = f"{'Halo' if self.halo else 'Frame'} {address[-2:].upper()}"
-                if not self.app_registered:
-                    await self.call(BLUEZ, self.adapter_path, "org.bluez.GattManager1",
-                                    "RegisterApplication", "oa{sv}", [APP_PATH, {}])
-                    self.app_registered = True
-                if not self.adv_registered:
-                    await self.call(BLUEZ, self.adapter_path, "org.bluez.LEAdvertisingManager1",
-                                    "RegisterAdvertisement", "oa{sv}", [ADV_PATH, {}])
-                    self.adv_registered = True
-                print("READY", flush=True)
-                return
-            except DBusError as e:
-                if e.type == "org.bluez.Error.AlreadyExists":
-                    if not self.app_registered:
-                        self.app_registered = True
-                    else:
-                        self.adv_registered = True
-                    continue
-                warn(f"registration on {self.adapter_path}: {e.type}: {e.text}; retrying")
-            except asyncio.TimeoutError:
-                warn(f"registration on {self.adapter_path} timed out; retrying")
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+
+        async def named():
+            address = (await self.call(BLUEZ, self.adapter_path, "org.freedesktop.DBus.Properties",
+                                       "Get", "ss", ["org.bluez.Adapter1", "Address"]))[0].value
+            self.address_text = address
+            if self.args.name is None:
+                self.local_name = f"{'Halo' if self.halo else 'Frame'} {address[-2:].upper()}"
+
+        await gatt_objects.register_until_done(self, APP_PATH, ADV_PATH, warn,
+                                               serving=lambda: self.mode == "app", before=named)
 
     async def unregister(self):
         if self.register_task is not None:

@@ -984,32 +984,7 @@ class Monocle:
         if self.mode == "dfu":
             await self.dfu_up()
             return
-        delay = 0.1
-        while not self.stopping and self.bluez_owner is not None:
-            try:
-                if not self.app_registered:
-                    await self.call(BLUEZ, self.adapter_path, "org.bluez.GattManager1",
-                                    "RegisterApplication", "oa{sv}", [APP_PATH, {}])
-                    self.app_registered = True
-                if not self.adv_registered:
-                    await self.call(BLUEZ, self.adapter_path, "org.bluez.LEAdvertisingManager1",
-                                    "RegisterAdvertisement", "oa{sv}", [ADV_PATH, {}])
-                    self.adv_registered = True
-                print("READY", flush=True)
-                return
-            except DBusError as e:
-                if e.type == "org.bluez.Error.AlreadyExists":
-                    # Registered by an earlier attempt whose reply was lost.
-                    if not self.app_registered:
-                        self.app_registered = True
-                    else:
-                        self.adv_registered = True
-                    continue
-                warn(f"registration on {self.adapter_path} failed: {e.type}: {e.text}; retrying")
-            except asyncio.TimeoutError:
-                warn(f"registration on {self.adapter_path} timed out; retrying")
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+        await gatt_objects.register_until_done(self, APP_PATH, ADV_PATH, warn)
 
     async def unregister(self):
         if self.bluez_owner is None:

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import Bluetooth
-import DBusKit
 import GlassdCore
 import Monocle
-import Logging
 
 extension BLEWorld {
     /// The link library in this process (no glassd): a BlueZ client and a supervisor paired with
@@ -13,26 +11,12 @@ extension BLEWorld {
         pairedWith index: Int, settings: LinkSettings = LinkSettings(adapter: "hci0", scanTimeout: .seconds(5), kinds: [.monocle]),
         _ body: (LinkSupervisor, AsyncStream<LinkEvent>, any GlassesLink) async throws -> Void
     ) async throws {
-        let bus = try await BusConnection.open(.address(world.busAddress))
-        let client = BlueZClient(bus: bus, logger: Logger(label: "test"))
-        let supervisor = LinkSupervisor(
-            client: client, store: MemoryDeviceStore(), settings: settings, logger: Logger(label: "test"))
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await client.run() }
-                group.addTask { await supervisor.run() }
-                try await client.state.wait { $0.present }
-                let events = await supervisor.events()
-                _ = try await supervisor.pair(Self.adapterAddress(index))
-                let link = try await events.nextLink()
-                try await body(supervisor, events, link)
-                group.cancelAll()
-            }
-        } catch {
-            await bus.close()
-            throw error
+        try await withSupervisor(settings: settings) { supervisor, _ in
+            let events = await supervisor.events()
+            _ = try await supervisor.pair(Self.adapterAddress(index))
+            let link = try await events.nextLink()
+            try await body(supervisor, events, link)
         }
-        await bus.close()
     }
 }
 
