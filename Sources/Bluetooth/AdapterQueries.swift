@@ -26,24 +26,40 @@ extension BlueZState.Snapshot {
     }
 
     /// What BlueZ shows of `device` to tell its kind: name, service UUIDs, and the
-    /// characteristics once resolved.
-    func sighting(_ device: String) -> Sighting? {
+    /// characteristics once resolved (`characteristics`, when already gathered).
+    func sighting(_ device: String, characteristics: [String]? = nil) -> Sighting? {
         guard let properties = properties(device, BlueZ.device) else { return nil }
-        let characteristics = objects.compactMap { path, interfaces in
-            path.hasPrefix(device + "/") ? interfaces[BlueZ.characteristic]?["UUID"]?.string : nil
-        }
         return Sighting(
             name: properties["Name"]?.string ?? properties["Alias"]?.string,
-            serviceUUIDs: properties["UUIDs"]?.elements?.compactMap(\.string) ?? [], characteristicUUIDs: characteristics)
+            serviceUUIDs: properties["UUIDs"]?.elements?.compactMap(\.string) ?? [],
+            characteristicUUIDs: characteristics
+                ?? objects.compactMap { path, interfaces in
+                    path.hasPrefix(device + "/") ? interfaces[BlueZ.characteristic]?["UUID"]?.string : nil
+                })
+    }
+
+    /// The characteristic UUIDs of every device under `adapter`, by device path, in one pass
+    /// (BlueZ puts them at device/serviceXXXX/charYYYY).
+    private func characteristicUUIDs(under adapter: String) -> [String: [String]] {
+        var found: [String: [String]] = [:]
+        for (path, interfaces) in objects where path.hasPrefix(adapter + "/") {
+            guard let uuid = interfaces[BlueZ.characteristic]?["UUID"]?.string else { continue }
+            let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+            guard let index = parts.firstIndex(where: { $0.hasPrefix("dev_") }) else { continue }
+            found[parts[...index].joined(separator: "/"), default: []].append(uuid)
+        }
+        return found
     }
 
     /// Glasses of `kinds` known under `adapter`, in no particular order.
     func glasses(under adapter: String, kinds: [GlassesKind]) -> [ScanResult] {
-        objects.compactMap { path, interfaces in
+        let characteristics = characteristicUUIDs(under: adapter)
+        return objects.compactMap { path, interfaces in
             guard path.hasPrefix(adapter + "/"), let device = interfaces[BlueZ.device],
                 let address = device["Address"]?.string.flatMap(BluetoothAddress.init)
             else { return nil }
-            guard let sighting = sighting(path), let kind = kinds.identify(sighting) else { return nil }
+            guard let sighting = sighting(path, characteristics: characteristics[path] ?? []), let kind = kinds.identify(sighting)
+            else { return nil }
             let rssi = device["RSSI"]?.int64.map { Int16(clamping: $0) } ?? Int16.min
             return ScanResult(address: address, name: sighting.name ?? "", rssi: rssi, kind: kind.name)
         }
