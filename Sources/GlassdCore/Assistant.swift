@@ -92,6 +92,9 @@ public struct Assistant: Sendable {
             try await store.appendTurn(
                 queryID: queryID, question: question, answer: answer, mode: mode, at: now(), usage: usage,
                 newConversation: newConversation)
+        } catch is CancellationError {
+            // The asker left (or glassd is stopping): nothing is kept, as for any cancelled question.
+            throw .upstreamFailed("The question was cancelled.")
         } catch {
             throw .internalFailure("The answer could not be saved.")
         }

@@ -9,8 +9,8 @@ enum AttemptFailure: Error {
 extension RetryPolicy {
     /// Runs `attempt` with the time left, and again after each failure worth retrying (after the
     /// server's Retry-After, else the backoff) until it succeeds, fails for good, runs out of
-    /// attempts, or the next try would start past `timeout`. A sleep that throws (the task was
-    /// cancelled) ends it with `cancelled`.
+    /// attempts, or the next try would start past `timeout`. Cancellation (seen after an attempt,
+    /// or thrown by the sleep) ends it with `cancelled`.
     func run<T>(
         within timeout: Duration, timedOut: AssistantError, cancelled: AssistantError,
         sleep: @Sendable (Duration) async throws -> Void,
@@ -24,8 +24,12 @@ extension RetryPolicy {
             guard remaining > .zero else { throw timedOut }
             let failure: AssistantError
             let after: Duration?
-            do {
-                return try await attempt(remaining)
+            do throws(AttemptFailure) {
+                let result = try await attempt(remaining)
+                // A body stream ends quietly when its reader is cancelled, so what reads as a
+                // whole answer may be a cut one: the cancellation decides.
+                guard !Task.isCancelled else { throw AttemptFailure.final(cancelled) }
+                return result
             } catch {
                 switch error {
                 case .final(let error): throw error

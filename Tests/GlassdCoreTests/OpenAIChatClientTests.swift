@@ -138,6 +138,24 @@ struct OpenAIChatClientTests {
         }
     }
 
+    @Test("a question cancelled mid-stream fails as cancelled: the cut answer is never returned as whole")
+    func cancelledMidStream() async throws {
+        // The body yields one piece and stays open, as a slow server's does.
+        let (body, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        continuation.yield(Array(sse(["Hel"])[0].utf8))
+        let transport = OpenTransport(response: HTTPResponse(status: 200, headers: ["content-type": "text/event-stream"], body: body))
+        let c = client(ScriptedTransport([]), SleepLog())
+        let streaming = OpenAIChatClient(config: c.config, transport: transport, sleep: SleepLog().sleep)
+        let task = Task { () async throws(AssistantError) -> String in
+            try await streaming.complete([ChatMessage(.user, "q")]) { _ in
+                withUnsafeCurrentTask { $0?.cancel() }
+            }
+        }
+        let result = await task.result
+        #expect(throws: AssistantError.upstreamFailed("The question was cancelled.")) { try result.get() }
+        continuation.finish()
+    }
+
     @Test("a transport timeout is a Timeout, at once")
     func timeout() async throws {
         let transport = ScriptedTransport([.init(status: 200, chunks: sse(["x"]).prefix(0) + [], failure: .timedOut)])
@@ -188,4 +206,10 @@ struct SecretTests {
         #expect(chat.apiKey == "sk-TOPSECRET-123")
         #expect(speech.apiKey == "sk-TOPSECRET-123")
     }
+}
+
+/// Hands out one response whose body the test controls.
+private struct OpenTransport: HTTPTransport {
+    let response: HTTPResponse
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { response }
 }

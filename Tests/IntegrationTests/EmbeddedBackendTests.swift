@@ -48,7 +48,9 @@ struct EmbeddedBackendTests {
                         ]
                         var answers: [String] = []
                         for question in questions {
-                            let result = try await world.callManager("Query", "s", [question])
+                            // A CPU-bound model on a busy machine can take longer than busctl's 25 s (and a
+                            // caller that gives up cancels its question).
+                            let result = try await world.callManager("Query", "s", [question], timeout: 120)
                             try #require(result.ok, "\(result.stderr)\n\(world.log())")
                             let answer = try #require(busctlString(result))
                             #expect(!answer.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)

@@ -88,13 +88,14 @@ struct World: Sendable {
         try await runCommand("busctl", ["--address=\(busAddress)"] + arguments)
     }
 
-    /// `busctl call` on glassd's manager object.
-    func callManager(_ member: String, _ signature: String = "", _ arguments: [String] = []) async throws
-        -> CommandResult
+    /// `busctl call` on glassd's manager object; `timeout` (seconds) replaces busctl's 25 s for
+    /// calls as slow as the model behind them.
+    func callManager(_ member: String, _ signature: String = "", _ arguments: [String] = [], timeout: Int? = nil)
+        async throws -> CommandResult
     {
         let typed = signature.isEmpty ? [] : [signature] + arguments
         return try await busctl(
-            ["--json=short", "call", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, member] + typed)
+            (timeout.map { ["--timeout=\($0)"] } ?? []) + ["--json=short", "call", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, member] + typed)
     }
 
     /// glassctl on this world's bus.
