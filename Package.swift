@@ -107,7 +107,17 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Pure: agent sessions with a TEN agent server (its HTTP API, transcripts and their chunks,
+        // the microphone's audio for it), and the session that hands the glasses' voice to it.
+        .target(
+            name: "Agent",
+            dependencies: ["GlassdCore", "Glasses", "Audio", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+
         // Adapters.
+        // A WebSocket client (RFC 6455) over a TCP socket: the codec is pure, the socket has its own thread.
+        .target(
+            name: "WebSocket", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
@@ -126,6 +136,7 @@ let package = Package(
             name: "GlassdDaemon",
             dependencies: [
                 "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle", "Frame", "Product", "Updates",
+                "Agent", "WebSocket",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -182,6 +193,9 @@ let package = Package(
                 "Updates", "Firmware", "Glasses", "GlassdCore", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        .testTarget(
+            name: "AgentTests", dependencies: ["Agent", "Glasses", "GlassdCore", "Audio", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
