@@ -19,6 +19,7 @@ public final class UtteranceRecorder {
     private var endpointer: Endpointer
     private var pending: [Int16] = []  // resampled, not yet a whole frame
     private var samples: [Int16] = []  // processed frames
+    private var taken = 0  // samples already handed out by takeProcessed()
     private let capacity: Int  // samples kept at most: maximumLength in whole frames
     private var result: Utterance?
 
@@ -74,6 +75,13 @@ public final class UtteranceRecorder {
         let utterance = Utterance(samples: samples, speech: endpointer.speech, hasSpeech: endpointer.hasSpeech)
         result = utterance
         return utterance
+    }
+
+    /// The processed 16 kHz samples added since the last call, for a caller that streams them on
+    /// as they come (the agent's uplink). After `finish()` this includes the last partial frame.
+    public func takeProcessed() -> [Int16] {
+        defer { taken = samples.count }
+        return Array(samples[taken...])
     }
 
     private func drain() -> [UtteranceEvent] {

@@ -119,6 +119,33 @@ struct UtteranceRecorderTests {
         }
     }
 
+    @Test("takeProcessed hands out each processed sample once, the last partial frame after finish")
+    func takeProcessed() throws {
+        let bytes = try Fixture.bytes("speech-clean")
+        let recorder = try UtteranceRecorder(settings: VoiceSettings(maximumLength: .seconds(60)))
+        var taken: [Int16] = []
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + 244)
+            _ = recorder.append(Array(bytes[start..<end]))
+            taken += recorder.takeProcessed()
+            start = end
+        }
+        taken += recorder.takeProcessed()  // nothing new: empty
+        let u = recorder.finish()
+        taken += recorder.takeProcessed()
+        #expect(taken == u.samples)
+        #expect(recorder.takeProcessed().isEmpty)
+
+        // Under one frame: nothing until finish() pads and processes it.
+        let short = try UtteranceRecorder(settings: VoiceSettings())
+        _ = short.append([UInt8](repeating: 0x10, count: 100))
+        #expect(short.takeProcessed().isEmpty)
+        let tail = short.finish()
+        #expect(!tail.samples.isEmpty)
+        #expect(short.takeProcessed() == tail.samples)
+    }
+
     @Test("empty, odd and huge inputs; nothing after the end or after finish")
     func robustness() throws {
         let empty = try UtteranceRecorder(settings: VoiceSettings())
