@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+import Synchronization
+
+/// The one thread that owns a connection's socket, and what other threads hand it. The thread
+/// resolves, connects, shakes hands, then polls the socket and a wake-up pipe: reads become
+/// messages, queued frames go out as the socket takes them. Blocking calls (getaddrinfo, poll)
+/// happen only here, never on Swift's cooperative pool.
+///
+/// The thread holds this object, not the `WebSocketConnection`, so dropping the connection can
+/// still tell the thread to close (`abandon()`).
+final class SocketThread: Sendable {
+    typealias Completion = CheckedContinuation<Result<Void, WebSocketError>, Never>
+
+    enum Command: Sendable {
+        case send(id: UInt64, bytes: [UInt8], done: Completion)
+        case cancelSend(id: UInt64)
+        case close(code: UInt16, reason: String)
+    }
+
+    private struct State: Sendable {
+        /// In the order they were made, so a close goes out after the sends before it.
+        var commands: [Command] = []
+        /// Close at once and quietly: the owner is gone, or it gave up connecting.
+        var abandoned = false
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+        var nextID: UInt64 = 0
+        /// The peer's close frame, once it came.
+        var peerClose: PeerClose?
+        /// Set when the thread is done (the pipe is closed then): what sends fail with.
+        var ended: WebSocketError?
+    }
+
+    struct PeerClose: Sendable, Equatable {
+        var code: UInt16?
+        var reason: String
+    }
+
+    private let state = Mutex(State())
+    /// The wake-up pipe: a byte in it makes the thread look at `state`. Read end first.
+    let wakeFDs: (read: Int32, write: Int32)
+
+    init() {
+        var pair: [Int32] = [-1, -1]
+        // Glibc's Swift module has no eventfd; a non-blocking pipe wakes poll just as well.
+        precondition(pipe(&pair) == 0, "pipe failed: \(String(cString: strerror(errno)))")
+        for fd in pair {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        wakeFDs = (pair[0], pair[1])
+    }
+
+    /// Starts the thread. `connected` is resumed once the handshake succeeded or failed; then the
+    /// thread serves the connection, yielding messages to `messages`, until it ends.
+    func start(
+        handshake: ClientHandshake, deadline: ContinuousClock.Instant, maximumMessageSize: Int,
+        connected: Completion, messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
+    ) {
+        let thread = Thread { [self] in
+            switch establish(handshake, deadline: deadline) {
+            case .failure(let error):
+                messages.finish(throwing: error)
+                end(with: error, pending: [])
+                connected.resume(returning: .failure(error))
+            case .success(let (fd, leftover)):
+                connected.resume(returning: .success(()))
+                ConnectionLoop(fd: fd, owner: self, messages: messages, maximumMessageSize: maximumMessageSize).run(leftover)
+            }
+        }
+        thread.name = "websocket \(handshake.url.host):\(handshake.url.port)"
+        thread.start()
+    }
+
+    func nextSendID() -> UInt64 {
+        state.withLock { s in
+            defer { s.nextID += 1 }
+            return s.nextID
+        }
+    }
+
+    /// Queues a command for the thread. A send after the end fails at once.
+    func submit(_ command: Command) {
+        let refused: (Completion, WebSocketError)? = state.withLock { s in
+            if let ended = s.ended {
+                if case .send(_, _, let done) = command { return (done, ended) }
+                return nil
+            }
+            s.commands.append(command)
+            wake(s)
+            return nil
+        }
+        if let (done, error) = refused { done.resume(returning: .failure(error)) }
+    }
+
+    /// Asks for a close and waits until the thread has closed the socket.
+    func close(code: UInt16, reason: String) async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { s in
+                guard s.ended == nil else { return true }
+                s.closeWaiters.append(waiter)
+                s.commands.append(.close(code: code, reason: reason))
+                wake(s)
+                return false
+            }
+            if done { waiter.resume() }
+        }
+    }
+
+    /// The owner is gone (or stopped waiting for the connection): close without waiting for anyone.
+    func abandon() {
+        state.withLock { s in
+            s.abandoned = true
+            wake(s)
+        }
+    }
+
+    var peerClose: PeerClose? { state.withLock { $0.peerClose } }
+
+    /// While connecting nobody can send or close yet, so only this can stop the thread.
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
+    // MARK: For the thread
+
+    func takeCommands() -> (commands: [Command], abandoned: Bool) {
+        state.withLock { s in
+            defer { s.commands.removeAll() }
+            return (s.commands, s.abandoned)
+        }
+    }
+
+    func recordPeerClose(_ close: PeerClose) {
+        state.withLock { $0.peerClose = close }
+    }
+
+    /// Empties the wake-up pipe after poll saw it readable.
+    func drainWakeups() {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        while read(wakeFDs.read, &scratch, scratch.count) > 0 {}
+    }
+
+    /// The thread's last act: later sends fail with `error`; the sends still queued (`pending` and
+    /// those not yet taken) fail now, the close waiters go on, and the pipe is closed.
+    func end(with error: WebSocketError, pending: [Completion]) {
+        let (late, waiters) = state.withLock { s in
+            s.ended = error
+            // Under the lock, so no `wake` can write to a closed (or reused) descriptor.
+            Glibc.close(wakeFDs.read)
+            Glibc.close(wakeFDs.write)
+            defer {
+                s.commands.removeAll()
+                s.closeWaiters.removeAll()
+            }
+            let late = s.commands.compactMap { command -> Completion? in
+                if case .send(_, _, let done) = command { return done }
+                return nil
+            }
+            return (late, s.closeWaiters)
+        }
+        for done in pending + late { done.resume(returning: .failure(error)) }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func wake(_ s: borrowing State) {
+        guard s.ended == nil else { return }
+        var one: UInt8 = 1
+        _ = write(wakeFDs.write, &one, 1)
+    }
+}
