@@ -20,6 +20,20 @@ public enum GlassdBus {
     }
     public static let devicesPath = "/org/glassd/devices"
 
+    /// Agent sessions (a TEN agent talking through the glasses): /org/glassd/agents/N.
+    public static let agentInterface = "org.glassd.AgentSession1"
+    public static let agentsPath = "/org/glassd/agents"
+
+    public enum Agent {
+        public static let state = "State"
+        public static let graph = "Graph"
+        public static let channel = "Channel"
+        public static let error = "Error"
+        public static let stop = "Stop"
+        public static let transcript = "Transcript"
+        public static let level = "Level"
+    }
+
     /// The object path of the device with this address ("AA:BB:..." → ".../AA_BB_...").
     public static func devicePath(address: String) -> String {
         devicesPath + "/" + address.split(separator: ":").joined(separator: "_")
@@ -47,6 +61,7 @@ public enum GlassdBus {
         public static let pair = "Pair"
         public static let unpair = "Unpair"
         public static let scan = "Scan"
+        public static let startAgent = "StartAgent"
     }
 
     public enum Property {
@@ -57,6 +72,7 @@ public enum GlassdBus {
         public static let tokensUsed = "TokensUsed"
         public static let pairedDevice = "PairedDevice"
         public static let state = "State"
+        public static let agents = "Agents"
     }
 
     public enum DeviceProperty {
@@ -85,8 +101,8 @@ public enum GlassdBus {
         managerInterface: [
             Method.query, Method.photo, Method.update, Method.updateHistory, Method.history, Method.searchHistory,
             Method.exportHistory, Method.importHistory, Method.clearHistory, Method.pair, Method.unpair, Method.scan,
-            Property.version, Property.mode, Property.backend, Property.privacy, Property.tokensUsed,
-            Property.pairedDevice, Property.state, Signal.answerDelta, Signal.answered, Signal.queryFailed,
+            Method.startAgent, Property.version, Property.mode, Property.backend, Property.privacy, Property.tokensUsed,
+            Property.pairedDevice, Property.state, Property.agents, Signal.answerDelta, Signal.answered, Signal.queryFailed,
             Signal.transcribed, Signal.sceneFrame, Signal.alert,
         ],
         deviceInterface: [
@@ -96,6 +112,7 @@ public enum GlassdBus {
             DeviceProperty.battery, DeviceProperty.reconnectCount, DeviceProperty.lastSeen,
         ],
         jobInterface: [Job.cancel, Job.status, Job.percentage, Job.error, Job.finished],
+        agentInterface: [Agent.state, Agent.graph, Agent.channel, Agent.error, Agent.stop, Agent.transcript, Agent.level],
     ]
 
     /// The polkit actions (dbus/org.glassd.policy) and the calls each one covers on the system bus.
@@ -114,6 +131,9 @@ public enum GlassdBus {
             (managerInterface, Method.clearHistory, false, manage),
             (managerInterface, Method.importHistory, false, manage),
             (deviceInterface, DeviceMethod.display, false, manage),
+            // An agent session sends the glasses' microphone to a server.
+            (managerInterface, Method.startAgent, false, manage),
+            (agentInterface, Agent.stop, false, manage),
         ]
     }
 }
@@ -145,6 +165,8 @@ public enum GlassdErrorName {
     public static let bondLost = "org.glassd.Error.BondLost"
     /// A photo from the glasses that is not a whole JPEG.
     public static let badPhoto = "org.glassd.Error.BadPhoto"
+    /// The agent server refused or failed (its code and message are in the error text).
+    public static let agentFailed = "org.glassd.Error.AgentFailed"
 }
 
 /// A query's id: the caller's unique bus name and the serial of its Query call, so a client can
@@ -156,6 +178,11 @@ public func glassdQueryID(sender: String, cookie: UInt64) -> String {
 /// The id of a question asked on the glasses (a tap or a hold): never the shape of a D-Bus one.
 public func glassdGlassesQueryID(_ unique: String) -> String {
     "glasses/\(unique)"
+}
+
+/// The id of a turn of agent session `session` (the wearer's words and the agent's answer).
+public func glassdAgentQueryID(session: UInt32, turn: Int) -> String {
+    "agent/\(session)/\(turn)"
 }
 
 /// The version this build reports.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Agent
 import Foundation
 import TOMLKit
 
@@ -60,6 +61,8 @@ public struct Config: Sendable, Equatable {
     public var sceneBlurThreshold = 100.0
     /// `[scene]`: a frame within this many dHash bits of the last one sent is `unchanged`.
     public var sceneChangeBits = 10
+    /// `[agent]`: the TEN agent server; nil: StartAgent answers NotConfigured.
+    public var agent: AgentSettings?
 
     public init() {}
 
@@ -100,6 +103,7 @@ public struct Config: Sendable, Equatable {
         let update = try section(table, "update", file: file)
         let privacy = try section(table, "privacy", file: file)
         let scene = try section(table, "scene", file: file)
+        config.agent = try agentSettings(try section(table, "agent", file: file), file: file)
         let reader = Reader(file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.visionModel = try reader.string(assistant, "assistant", "vision_model")
@@ -144,13 +148,18 @@ public struct Config: Sendable, Equatable {
         config.privacy.allowedHosts = try reader.strings(privacy, "privacy", "allowed_hosts") ?? []
         // Before anything is looked up or connected: the daemon does not start.
         try config.privacy.check(
-            [("[assistant] base_url", config.baseURL), ("[transcription] base_url", config.transcriptionURL)]
+            [
+                ("[assistant] base_url", config.baseURL), ("[transcription] base_url", config.transcriptionURL),
+                ("[agent] base_url", config.agent?.baseURL), ("[agent] websocket_url", config.agent?.websocketURL),
+            ]
                 .compactMap { setting, url in url.map { (setting, $0) } }, file: file)
         return config
     }
 
     /// Manager1.Privacy: where questions and speech may go (see `PrivacyPolicy.name(for:)`).
-    public var privacyName: String { privacy.name(for: [baseURL, transcriptionURL].compactMap { $0 }) }
+    public var privacyName: String {
+        privacy.name(for: [baseURL, transcriptionURL, agent?.baseURL, agent?.websocketURL].compactMap { $0 })
+    }
 
     private static func section(_ table: TOMLTable, _ name: String, file: String) throws(Error) -> TOMLTable? {
         guard let value = table[name] else { return nil }

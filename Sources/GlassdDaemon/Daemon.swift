@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Agent
 import Bluetooth
 import CSystemd
 import DBusKit
@@ -86,6 +87,10 @@ public enum Daemon {
         let abilities = BackendAbilities(config)
         let statuses = Watched(SessionStatus(state: .disconnected))
         let updateMark = Watched(UpdateMark.none)
+        // Who the wearer's questions go to: glassd's voice questions, or a running agent session.
+        let claim = EventClaim()
+        let voiceSettings = VoiceSettings(
+            trailingSilence: .milliseconds(config.trailingSilenceMS), maximumLength: .seconds(config.maxUtteranceSeconds))
         let linked = await linkInterface(
             config: config, database: database, connection: connection, statuses: statuses, updateMark: updateMark,
             logger: logger
@@ -103,14 +108,11 @@ public enum Daemon {
             let voice = VoiceQueries(
                 session: session, assistant: assistant, transcriber: transcriber,
                 transcriptions: SQLiteTranscriptionStore(database: database), photos: photos, signals: signals,
-                mode: mode,
-                voice: VoiceSettings(
-                    trailingSilence: .milliseconds(config.trailingSilenceMS),
-                    maximumLength: .seconds(config.maxUtteranceSeconds)),
+                mode: mode, voice: voiceSettings,
                 visionModel: config.visionModel, abilities: abilities,
                 device: { await supervisor.snapshot().paired?.description },
                 latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger)
-            return GlassesProduct(session: session, voice: voice, scene: scene)
+            return GlassesProduct(session: session, voice: voice, scene: scene, claim: claim)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)
         let link = linked?.interface
@@ -124,6 +126,12 @@ public enum Daemon {
                 settings: UpdateSettings(bootloaderConnectWindow: .seconds(config.bootloaderConnectSeconds)),
                 mark: updateMark, markShown: linked.interface.publishedMark, logger: logger)
         }
+        let agents = AgentService(
+            settings: config.agent, connection: connection, transport: transport,
+            openSocket: { url in try await WebSocketAgentSocket.open(url) }, glasses: link?.session,
+            statuses: link == nil ? nil : statuses, claim: claim, mode: mode, assistant: assistant, voice: voiceSettings,
+            store: settings, logger: logger)
+        link?.beforeUnpair.add { await agents.stopActive() }
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
             mode: mode, sees: abilities.sees, backendDescription: Self.backendDescription(config, client, transcriber),
@@ -134,7 +142,7 @@ public enum Daemon {
                     throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
-            ])
+            ], agents: agents)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
@@ -164,6 +172,7 @@ public enum Daemon {
                     product: linked.product))
         }
         if let updates { services.append(UpdatePolicyService(updates: updates)) }
+        services.append(agents)
         let group = ServiceGroup(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

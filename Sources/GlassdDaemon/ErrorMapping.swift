@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Agent
 import DBusKit
 import GlassdAPI
 import GlassdCore
@@ -16,6 +17,7 @@ enum ErrorMapping {
         case let error as LinkError: busError(error)
         case let error as VoiceFailure: busError(error)
         case let error as SessionError: busError(error)
+        case let error as AgentError: busError(error)
         case is CancellationError: busError(VoiceFailure.cancelled)
         default: BusError.failed("\(error)")
         }
@@ -86,6 +88,16 @@ enum ErrorMapping {
             case .failed: "org.freedesktop.DBus.Error.Failed"
             }
         return BusError(name: name, message: error.message)
+    }
+}
+
+extension ErrorMapping {
+    /// The server's workers limit is Busy (try later); every other refusal names the server's code.
+    static func busError(_ error: AgentError) -> BusError {
+        switch error {
+        case .busy: BusError(name: GlassdErrorName.busy, message: error.message)
+        default: BusError(name: GlassdErrorName.agentFailed, message: error.message)
+        }
     }
 }
 

@@ -26,6 +26,8 @@ struct LinkInterface {
     /// The update mark State shows now: an update job ends once it is shown, so a client that
     /// reads State after the job finished sees the update's effect.
     let publishedMark = Watched(UpdateMark.none)
+    /// Run before Unpair forgets the glasses (an agent session on them is stopped).
+    let beforeUnpair = HookList()
 
     private func refuseWhileUpdating() throws(BusError) {
         guard updateMark.current != .updating else {
@@ -49,6 +51,7 @@ struct LinkInterface {
             },
             .init(GlassdBus.Method.unpair) { _ in
                 try refuseWhileUpdating()
+                await beforeUnpair.run()
                 do throws(LinkError) {
                     try await supervisor.unpair()
                     await shown(pairing: nil)

@@ -31,6 +31,8 @@ struct ManagerInterface {
     let link: LinkInterface?
     /// Update and UpdateHistory.
     let updateMethods: [InterfaceSpec.Method]
+    /// StartAgent and Agents.
+    let agents: AgentService
 
     var spec: InterfaceSpec {
         InterfaceSpec(
@@ -38,10 +40,13 @@ struct ManagerInterface {
             methods: [
                 .init(GlassdBus.Method.query, input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
                 .init(GlassdBus.Method.photo, input: [("query_id", "s")], output: [("fd", "h")]) { try await photo($0) },
-            ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods,
+            ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods + [agents.startMethod],
             properties: [
                 .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
-                .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, sees, logger] value in
+                .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, sees, logger, agents] value in
+                    if agents.isActive {
+                        throw BusError(name: GlassdErrorName.busy, message: "An agent session runs: stop it to change the mode.")
+                    }
                     guard let text = value.string, let newMode = Mode(rawValue: text) else {
                         let choices = Mode.allCases.map(\.rawValue).joined(separator: ", ")
                         throw BusError.invalidArgs("Mode must be one of: \(choices).")
@@ -53,6 +58,7 @@ struct ManagerInterface {
                 .init(GlassdBus.Property.backend, .string(backendDescription), change: .constant),
                 .init(GlassdBus.Property.privacy, .string(privacy), change: .constant),
                 .init(GlassdBus.Property.tokensUsed, .uint64(UInt64(clamping: tokensUsed))),
+                agents.agentsProperty,
             ] + (link?.properties ?? LinkInterface.initialProperties),
             signals: [
                 .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),

@@ -9,10 +9,12 @@ public struct GlassesProduct<C: Clock>: Sendable where C.Duration == Duration {
     let scene: SceneWatch
     private let voiceEvents: AsyncStream<SessionEvent>
     private let sceneEvents: AsyncStream<SessionEvent>
+    let claim: EventClaim
 
-    public init(session: any GlassesSession, voice: VoiceQueries<C>, scene: SceneWatch) {
+    public init(session: any GlassesSession, voice: VoiceQueries<C>, scene: SceneWatch, claim: EventClaim = EventClaim()) {
         self.voice = voice
         self.scene = scene
+        self.claim = claim
         voiceEvents = session.subscribe()
         sceneEvents = session.subscribe()
     }
@@ -28,7 +30,7 @@ public struct GlassesProduct<C: Clock>: Sendable where C.Duration == Duration {
                 for await event in voiceEvents {
                     switch event {
                     case .status(let status): voiceSink.yield(.status(status))
-                    case .glasses(let glasses): voiceSink.yield(.glasses(glasses))
+                    case .glasses(let glasses): if !claim.route(glasses) { voiceSink.yield(.glasses(glasses)) }
                     }
                 }
                 voiceSink.finish()

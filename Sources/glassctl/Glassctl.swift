@@ -10,6 +10,6 @@ struct Glassctl: AsyncParsableCommand {
         version: glassdVersion,
         subcommands: [
             Query.self, History.self, ClearHistory.self, Status.self, ModeCommand.self, Scan.self, Pair.self,
-            Unpair.self, Devices.self, Watch.self, Display.self, Photo.self, Update.self,
+            Unpair.self, Devices.self, Watch.self, Display.self, Photo.self, Update.self, AgentCommand.self,
         ])
 }

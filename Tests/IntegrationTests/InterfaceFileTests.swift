@@ -17,7 +17,7 @@ struct InterfaceFileTests {
         }
         let xml = unescapeBusctlString(live.stdout)
         let liveMembers = try interfaceMembers(xml, GlassdBus.managerInterface)
-        #expect(liveMembers.count == 25)
+        #expect(liveMembers.count == 27)
         // Signal arguments have no direction in the file; sd-bus leaves it out too.
         #expect(try interfaceMembers(file, GlassdBus.managerInterface) == liveMembers)
 
@@ -44,7 +44,7 @@ extension InterfaceFileTests {
         let names = try String(contentsOfFile: Paths.root + "/Sources/GlassdAPI/Names.swift", encoding: .utf8)
         let declared = names.matches(of: /"(org\.glassd\.Error\.[A-Za-z]+)"/).map { String($0.1) }
         #expect(declared.count > 10)
-        let documents = try ["Manager1", "Device1", "Job1"].map {
+        let documents = try ["Manager1", "Device1", "Job1", "AgentSession1"].map {
             try String(contentsOfFile: Paths.root + "/dbus/org.glassd.\($0).xml", encoding: .utf8)
         }.joined()
         for name in declared {
@@ -83,6 +83,7 @@ extension InterfaceFileTests {
     func namesFromOnePlace() throws {
         for (file, interface) in [
             ("Manager1", GlassdBus.managerInterface), ("Device1", GlassdBus.deviceInterface), ("Job1", GlassdBus.jobInterface),
+            ("AgentSession1", GlassdBus.agentInterface),
         ] {
             let xml = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.\(file).xml", encoding: .utf8)
             let documented = Set(try interfaceMembers(xml, interface).map { String($0.split(separator: " ")[1]) })
