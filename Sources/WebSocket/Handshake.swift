@@ -20,15 +20,21 @@ public struct ClientHandshake: Sendable {
     {
         for header in headers {
             // A CR or LF in a header would let its value write headers (or a body) of its own.
-            let tokenCharacters = "!#$%&'*+-.^_`|~"
-            guard !header.name.isEmpty,
-                header.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || tokenCharacters.unicodeScalars.contains($0)) }),
-                !header.value.contains(where: { $0 == "\r" || $0 == "\n" })
+            guard !header.name.isEmpty, header.name.unicodeScalars.allSatisfy(Self.isTokenCharacter),
+                !header.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
             else { throw .handshakeFailed("invalid request header '\(header.name)'") }
         }
         self.url = url
         self.key = key
         self.headers = headers
+    }
+
+    /// What a header name may hold (RFC 9110 §5.6.2's token).
+    private static func isTokenCharacter(_ c: Unicode.Scalar) -> Bool {
+        switch c {
+        case "a"..."z", "A"..."Z", "0"..."9": true
+        default: "!#$%&'*+-.^_`|~".unicodeScalars.contains(c)
+        }
     }
 
     public static func makeKey() -> String {

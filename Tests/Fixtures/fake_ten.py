@@ -758,8 +758,11 @@ class FakeTEN:
         except ConnectionClosed:
             return json_response(409, {"code": "10002", "msg": "websocket client went away",
                                        "data": {"sent": sent}})
+        # When the last frame was handed to the socket, on the clock Swift's ContinuousClock
+        # reads on Linux (CLOCK_BOOTTIME), so a test can time what glassd did with it.
+        sent_ns = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
         return json_response(200, {"code": "0", "msg": "ok",
-                                   "data": dict(sent=sent, frames=frames, **extra)})
+                                   "data": dict(sent=sent, frames=frames, sent_boottime_ns=sent_ns, **extra)})
 
     def counters(self):
         return {"clients": self.clients_total, "connected": self.client is not None,

@@ -170,6 +170,21 @@ import WebSocket
         }
     }
 
+    @Test func cancellingConnectStopsIt() async throws {
+        let server = try TestServer()
+        let (requested, reached) = AsyncStream.makeStream(of: Void.self)
+        let run = server.run { peer in
+            _ = try peer.readRequest()
+            reached.yield()
+            try peer.readEOF()  // never answered: the cancelled client hangs up
+        }
+        let connecting = Task { try await WebSocketConnection.connect(to: server.url, timeout: .seconds(60)) }
+        for await _ in requested { break }
+        connecting.cancel()
+        await #expect(throws: WebSocketError.cancelled) { try await connecting.value }
+        try await run.finished()
+    }
+
     @Test func wssIsRefusedClearly() async {
         await #expect(throws: WebSocketError.unsupportedScheme("wss")) {
             try await WebSocketConnection.connect(to: "wss://example.com/ws", timeout: .seconds(1))

@@ -73,10 +73,12 @@ struct FakeTEN: Sendable {
         guard reply?["code"] as? String == "0" else { throw TestFailure("fake TEN: no \(what) ≥ \(atLeast) within \(timeout) s") }
     }
 
-    /// Sends a transcript to glassd over the websocket (chunked as TEN's message collector does, if asked).
+    /// Sends a transcript to glassd over the websocket (chunked as TEN's message collector does, if
+    /// asked); returns when its last frame left, in CLOCK_BOOTTIME nanoseconds.
+    @discardableResult
     func sendTranscript(
         role: String, text: String, final: Bool, ts: Int, chunked: Bool = false, options: [String: Any] = [:]
-    ) async throws {
+    ) async throws -> Int64 {
         var body: [String: Any] = [
             "transcript": [
                 "role": role, "text": text, "is_final": final, "text_ts": ts, "data_type": "transcribe", "stream_id": role == "user" ? 1 : 0,
@@ -86,5 +88,6 @@ struct FakeTEN: Sendable {
         body.merge(options) { $1 }
         let reply = try await request("/_send", body) as? [String: Any]
         guard reply?["code"] as? String == "0" else { throw TestFailure("fake TEN could not send: \(reply ?? [:])") }
+        return ((reply?["data"] as? [String: Any])?["sent_boottime_ns"] as? NSNumber)?.int64Value ?? 0
     }
 }
