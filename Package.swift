@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product", "Updates",
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product", "Updates", "Agent",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

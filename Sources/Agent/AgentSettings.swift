@@ -36,7 +36,9 @@ public struct AgentSettings: Sendable, Equatable {
 
     /// The websocket_server extension's default: port 8765 on the server's host.
     public static func defaultWebSocketURL(baseURL: String) -> String {
-        let host = URLComponents(string: baseURL)?.host ?? "127.0.0.1"
+        var host = URLComponents(string: baseURL)?.host ?? "127.0.0.1"
+        // Foundation keeps an IPv6 literal's brackets in `host` on some platforms, not on others.
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return "ws://\(host.contains(":") ? "[\(host)]" : host):8765"
     }
 }

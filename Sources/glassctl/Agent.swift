@@ -96,7 +96,7 @@ struct AgentCommand: AsyncParsableCommand {
     struct WatchTranscripts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "watch",
-            abstract: "Print what is said in agent sessions as it is said (and their state changes), until interrupted.")
+            abstract: "Print the agent sessions' states, then what is said in them as it is said and each state change, until interrupted.")
 
         @OptionGroup var options: GlobalOptions
 
@@ -104,6 +104,16 @@ struct AgentCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let client = try await options.connect()
                 let events = try await client.connection.subscribe(SignalMatch(sender: GlassdBus.name))
+                func state(_ path: String, _ state: String) throws {
+                    if options.json {
+                        try printJSON(["session": path, "state": state])
+                    } else {
+                        print("\(path) \(state)")
+                    }
+                    fflush(nil)
+                }
+                // Where the sessions stand (subscribed already: nothing after this is missed), then what happens.
+                for session in try await AgentCommand.sessions(client) { try state(session.path, session.state) }
                 for await event in events {
                     guard case .signal(let signal) = event else { continue }
                     if signal.interface == GlassdBus.agentInterface, signal.member == GlassdBus.Agent.transcript {
@@ -118,13 +128,9 @@ struct AgentCommand: AsyncParsableCommand {
                         }
                     } else if signal.member == "PropertiesChanged", signal.arguments.first?.string == GlassdBus.agentInterface,
                         let changed = signal.arguments.dropFirst().first?.stringKeyed,
-                        let state = changed[GlassdBus.Agent.state]?.unwrapped.string
+                        let now = changed[GlassdBus.Agent.state]?.unwrapped.string
                     {
-                        if options.json {
-                            try printJSON(["session": signal.path, "state": state])
-                        } else {
-                            print("\(signal.path) \(state)")
-                        }
+                        try state(signal.path, now)
                     }
                     fflush(nil)
                 }

@@ -145,7 +145,7 @@ struct AgentSessionTests {
         try await withAgent { world, ten, _ in
             try await ten.request("/_control", ["refuse_start": "10001"])
             let busy = try await start(world)
-            #expect(busy.stderr.contains("Busy") || busy.stderr.contains("workers"), "\(busy.stderr)")
+            #expect(!busy.ok && busy.stderr.contains("no free worker (code 10001)"), "\(busy.stderr)")
             try await ten.request("/_control", ["refuse_start": "10100"])
             let failed = try await agentctl(world, ["start"])
             #expect(!failed.ok)
@@ -214,6 +214,85 @@ struct AgentSessionTests {
                     try await vm.waitForDisplay(containing: "glasses blush")
                     let stop = try await agentctl(ble.world, ["stop"])
                     #expect(stop.ok, "\(stop.stderr)")
+                }
+            }
+        }
+    }
+
+    @Test("the server dies: the session fails visibly, with the reason, and the next one may start once it is back")
+    func serverDies() async throws {
+        try await withAgent { world, ten, bus in
+            let started = try await start(world)
+            let path = try #require(busctlString(started), "\(started.stderr)")
+            try await waitForState(bus, path, "running")
+            try await ten.request("/_control", ["die": true])
+            try await waitForState(bus, path, "failed")
+            let error = try await agentProperty(world, path, GlassdBus.Agent.error)
+            #expect(error.contains("websocket") || error.contains("pings"), "\(error)")
+            let refused = try await start(world)
+            #expect(!refused.ok && refused.stderr.contains("Could not reach the agent server"), "\(refused.stderr)")
+        }
+    }
+
+    @Test("glassctl agent watch prints the transcripts and state changes as they come")
+    func watch() async throws {
+        try await withAgent { world, ten, bus in
+            let started = try await start(world)
+            let path = try #require(busctlString(started), "\(started.stderr)")
+            try await waitForState(bus, path, "running")
+            let lines = try await withBackground(
+                Paths.glassctl, ["agent", "watch", "--bus", "session", "--json"],
+                environment: ["DBUS_SESSION_BUS_ADDRESS": world.busAddress], log: world.directory + "/watch.log", firstLine: true
+            ) { watcher, first in
+                // Its first line, the running session, comes once it is subscribed.
+                var lines = [first]
+                try await ten.sendTranscript(role: "user", text: "hello there", final: true, ts: 5)
+                let stop = try await world.busctl(["call", GlassdBus.name, path, GlassdBus.agentInterface, GlassdBus.Agent.stop])
+                #expect(stop.ok, "\(stop.stderr)")
+                while let line = try await watcher.nextLine() {
+                    lines.append(line)
+                    if line.contains("\"stopped\"") { break }
+                }
+                return lines
+            }
+            let objects = jsonObjects(lines.joined(separator: "\n"))
+            #expect(objects.first?["state"] as? String == "running", "\(lines)")
+            #expect(objects.contains { $0["text"] as? String == "hello there" && $0["role"] as? String == "user" }, "\(lines)")
+            #expect(objects.last?["state"] as? String == "stopped", "\(lines)")
+        }
+    }
+
+    @Test("Unpair stops the session on the glasses; glasses away longer than timeout_seconds stop it too")
+    func unpairAndAway() async throws {
+        try await BLEWorld.with { ble in
+            try await FakeTEN.with(in: ble.world.directory) { ten in
+                let config = try ble.writeConfig()
+                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: 1, timeoutSeconds: 5)
+                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                try await ble.world.withGlassd(config: config) { _ in
+                    let bus = try await ble.world.connect()
+                    let first = try await ble.withMonocle(monocle, txPower: -45) { _ in
+                        try await ble.pairReady(monocle, bus)
+                        let first = try #require(busctlString(try await start(ble.world)))
+                        try await waitForState(bus, first, "running")
+                        return first
+                    }
+                    // Switched off: after timeout_seconds away the session stops.
+                    try await waitForState(bus, first, "stopped", timeout: .seconds(40))
+                    try await ble.withMonocle(monocle, txPower: -45) { _ in
+                        try await waitForProperty(
+                            bus, destination: GlassdBus.name, path: GlassdBus.devicePath(address: BLEWorld.adapterAddress(monocle)),
+                            interface: GlassdBus.deviceInterface, GlassdBus.DeviceProperty.state, equals: .string("ready"),
+                            timeout: .seconds(60))
+                        let second = try #require(busctlString(try await start(ble.world)))
+                        try await waitForState(bus, second, "running")
+                        let unpair = try await ble.world.glassctl(["unpair"])
+                        #expect(unpair.ok, "\(unpair.stderr)")
+                        #expect(try await agentProperty(ble.world, second, GlassdBus.Agent.state) == "s \"stopped\"")
+                    }
+                    let stops = try await ten.requests().filter { $0["path"] as? String == "/stop" }
+                    #expect(stops.count == 2)
+                    await bus.close()
                 }
             }
         }

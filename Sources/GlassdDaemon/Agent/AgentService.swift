@@ -141,7 +141,11 @@ final class AgentService: Service, CustomStringConvertible {
         } catch {
             throw ErrorMapping.busError(for: error)
         }
-        launch.yield(run)
+        if case .terminated = launch.yield(run) {
+            // glassd is stopping: the session ends at once, and the server is told.
+            run.stop()
+            await run.serve()
+        }
         return object.path
     }
 

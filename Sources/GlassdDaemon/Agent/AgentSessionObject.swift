@@ -68,6 +68,8 @@ final class AgentSessionObject: AgentOutput {
             try? connection.setProperty(
                 GlassdBus.Agent.state, to: .string(state.rawValue), interface: GlassdBus.agentInterface, at: path)
         }
+        // The player ends with the session (it plays what it has first).
+        if state == .stopped || state == .failed { speaker?.finish() }
         changed(state)
     }
 
