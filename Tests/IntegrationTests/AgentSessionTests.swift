@@ -2,6 +2,7 @@
 import DBusKit
 import Foundation
 import GlassdAPI
+import Glibc
 import Testing
 
 private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
@@ -294,6 +295,47 @@ struct AgentSessionTests {
                     #expect(stops.count == 2)
                     await bus.close()
                 }
+            }
+        }
+    }
+
+    @Test("glassd's shutdown stops the running session on the server; with speak on, the agent's speech goes to the audio player")
+    func shutdownAndSpeech() async throws {
+        try await World.with { world in
+            try await FakeTEN.with(in: world.directory) { ten in
+                // A stand-in for PipeWire's player, first in PATH: what it plays goes to a FIFO the test reads.
+                let bin = world.directory + "/bin"
+                try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+                let played = world.directory + "/played.pcm"
+                #expect(mkfifo(played, 0o600) == 0)
+                try "#!/bin/sh\nexec cat > \"\(played)\"\n".write(toFile: bin + "/pw-cat", atomically: true, encoding: .utf8)
+                try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin + "/pw-cat")
+                let config = try world.writeConfig()
+                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(extra: "speak = true")
+                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+                // Read on a thread of its own: opening and reading a FIFO block.
+                let (speech, heard) = AsyncStream.makeStream(of: Data.self)
+                Thread.detachNewThread {
+                    heard.yield(FileHandle(forReadingAtPath: played).flatMap { try? $0.readToEnd() } ?? Data())
+                    heard.finish()
+                }
+                try await world.withGlassd(config: config, environment: ["PATH": bin + ":" + path]) { _ in
+                    let bus = try await world.connect()
+                    let started = try await start(world)
+                    let session = try #require(busctlString(started), "\(started.stderr)")
+                    try await waitForState(bus, session, "running")
+                    let reply = try await ten.request("/_send", ["audio_reply": ["samples": 1600, "sample_rate": 16000]]) as? [String: Any]
+                    #expect(reply?["code"] as? String == "0", "\(reply ?? [:])")
+                    await bus.close()
+                }
+                // glassd is gone (SIGTERM): it told the server to stop on its way out, and the player got the speech.
+                let stops = try await ten.requests().filter { $0["path"] as? String == "/stop" }
+                #expect(stops.count == 1)
+                let workers = try await ten.request("/_workers") as? [[String: Any]] ?? []
+                #expect(workers.first?["stopped_by"] as? String == "stop", "\(workers)")
+                var received = speech.makeAsyncIterator()
+                #expect(await received.next()?.count == 3200, "100 ms of 16 kHz s16")
             }
         }
     }
