@@ -43,13 +43,6 @@ struct AgentSessionTests {
                 + options)
     }
 
-    /// glassctl agent SUBCOMMAND on the world's bus.
-    private func agentctl(_ world: World, _ arguments: [String]) async throws -> CommandResult {
-        try await runCommand(
-            Paths.glassctl, ["agent", arguments[0], "--bus", "session"] + arguments.dropFirst(),
-            environment: ["DBUS_SESSION_BUS_ADDRESS": world.busAddress])
-    }
-
     private func agentProperty(_ world: World, _ path: String, _ name: String) async throws -> String {
         let result = try await world.busctl(["get-property", GlassdBus.name, path, GlassdBus.agentInterface, name])
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -120,7 +113,7 @@ struct AgentSessionTests {
             #expect((stopRequest["body"] as? [String: Any])?["channel_name"] as? String == channel)
             #expect(try await world.busctl(["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "Mode"]).stdout
                 == "s \"assistant\"\n")
-            let status = try await agentctl(world, ["status"])
+            let status = try await world.glassctl(["agent", "status"])
             #expect(status.stdout.contains("\(path) stopped graph=voice_assistant channel=\(channel)"), "\(status.stdout)")
         }
     }
@@ -148,10 +141,10 @@ struct AgentSessionTests {
             let busy = try await start(world)
             #expect(!busy.ok && busy.stderr.contains("no free worker (code 10001)"), "\(busy.stderr)")
             try await ten.request("/_control", ["refuse_start": "10100"])
-            let failed = try await agentctl(world, ["start"])
+            let failed = try await world.glassctl(["agent", "start"])
             #expect(!failed.ok)
             #expect(failed.stderr.contains("10100"), "\(failed.stderr)")
-            let status = try await agentctl(world, ["status", "--json"])
+            let status = try await world.glassctl(["agent", "status", "--json"])
             #expect(status.stdout.contains("\"failed\""), "\(status.stdout)")
         }
         try await World.with { world in
@@ -213,7 +206,7 @@ struct AgentSessionTests {
                     try await vm.waitForDisplay(containing: "tell me a joke")
                     try await ten.sendTranscript(role: "assistant", text: "Why did the glasses blush", final: true, ts: 20)
                     try await vm.waitForDisplay(containing: "glasses blush")
-                    let stop = try await agentctl(ble.world, ["stop"])
+                    let stop = try await ble.world.glassctl(["agent", "stop"])
                     #expect(stop.ok, "\(stop.stderr)")
                 }
             }

@@ -43,6 +43,12 @@ struct AuthorizationTests {
             Call(action: GlassdBus.Action.manage, name: "Display") { bus, who in
                 try await bus.send(who, device, GlassdBus.deviceInterface, GlassdBus.DeviceMethod.display, ["string:hello"])
             },
+            Call(action: GlassdBus.Action.manage, name: "StartAgent") { bus, who in
+                try await bus.glassctl(who, ["agent", "start", "--no-interactive"])
+            },
+            Call(action: GlassdBus.Action.manage, name: "AgentSession1.Stop") { bus, who in
+                try await bus.send(who, GlassdBus.agentsPath + "/1", GlassdBus.agentInterface, GlassdBus.Agent.stop)
+            },
         ]
     }
 

@@ -94,7 +94,8 @@ struct SystemBus: Sendable {
     }
 
     func glassctl(_ caller: Caller, _ arguments: [String]) async throws -> CommandResult {
-        try await run(caller, Paths.glassctl, [arguments[0], "--bus", "system"] + arguments.dropFirst())
+        let command = glassctlCommandLength(arguments)
+        return try await run(caller, Paths.glassctl, arguments.prefix(command) + ["--bus", "system"] + arguments.dropFirst(command))
     }
 
     /// A call to polkit's mock control interface (org.freedesktop.DBus.Mock), which must succeed.

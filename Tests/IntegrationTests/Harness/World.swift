@@ -101,7 +101,9 @@ struct World: Sendable {
     /// glassctl on this world's bus.
     func glassctl(_ arguments: [String]) async throws -> CommandResult {
         try await runCommand(
-            Paths.glassctl, [arguments[0], "--bus", "session"] + arguments.dropFirst(),
+            Paths.glassctl,
+            arguments.prefix(glassctlCommandLength(arguments)) + ["--bus", "session"]
+                + arguments.dropFirst(glassctlCommandLength(arguments)),
             environment: ["DBUS_SESSION_BUS_ADDRESS": busAddress])
     }
 
@@ -162,6 +164,11 @@ func busctlString(_ result: CommandResult) -> String? {
         let data = object["data"] as? [Any]
     else { return nil }
     return data.first as? String
+}
+
+/// How many of glassctl's arguments name its (sub)command, before which no option may come.
+func glassctlCommandLength(_ arguments: [String]) -> Int {
+    arguments.first == "agent" && arguments.count > 1 ? 2 : 1
 }
 
 /// Each line of `text` that is a JSON object (glassctl --json output), in order.
