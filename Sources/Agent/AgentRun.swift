@@ -30,6 +30,8 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
     /// Fires once the session has ended (stopped or failed) and the server was told.
     public let ended = OneShotEvent()
     private let identity = Mutex(Identity())
+    /// The wearer is recording for the agent (a question started, not ended).
+    private let capturing = Mutex(false)
 
     struct Identity {
         var requestID = UUID().uuidString.lowercased()
@@ -116,7 +118,9 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
         }
         await tellServerToStop()
         claim?.release()
-        if let glasses { await glasses.answerFinished() }
+        // A recording under way is stopped; the glasses' own questions take its end (and give
+        // the glasses an empty answer), as the claim is released.
+        if capturing.withLock({ $0 }), let glasses { try? await glasses.stopRecording() }
         switch outcome {
         case .stopped(let why):
             logger.info("agent session stopped: \(why)", metadata: ["channel": "\(channel)"])
@@ -246,6 +250,7 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
             switch event {
             case .questionStart(_, let audio):
                 stopSent = false
+                capturing.withLock { $0 = true }
                 do {
                     uplink = try AudioUplink(input: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits), voice: voice)
                 } catch {
@@ -262,25 +267,18 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
                     try? await glasses.stopRecording()
                 }
             case .audioEnd:
+                capturing.withLock { $0 = false }
                 if let current = uplink { await send(current.finish()) }
                 uplink = nil
                 // The agent answers in its own time: the glasses, waiting for an answer, are given an
                 // empty one, so they are free for the next question, and show the session again.
-                if let glasses { await Self.release(glasses) }
+                if let glasses { await glasses.giveEmptyAnswer() }
                 shown.set(shown.current)
             case .photoData, .photoEnd, .sceneFrame, .tap, .cancelled:
                 continue
             }
         }
         return nil
-    }
-
-    /// Ends the answer the glasses wait for after a recording (the agent's words come as the screen).
-    private static func release(_ glasses: any GlassesSession) async {
-        guard let stream = try? await glasses.answerStream() else { return }
-        stream.finish()
-        try? await stream.run()
-        await glasses.answerFinished(stream)
     }
 
     /// Ends the session when the glasses have been away longer than the server's timeout.

@@ -62,3 +62,14 @@ public protocol BootloaderLink: Sendable {
         timeout: Duration, connectWindow: Duration, _ body: @escaping @Sendable (any GlassesLink) async throws -> T
     ) async throws -> T
 }
+
+extension GlassesSession {
+    /// Ends a wait for an answer that none will come to (a recording nobody owns any more): the
+    /// glasses get an empty answer and are ready for the next question.
+    public func giveEmptyAnswer() async {
+        guard let stream = try? await answerStream() else { return }
+        stream.finish()
+        try? await stream.run()
+        await answerFinished(stream)
+    }
+}

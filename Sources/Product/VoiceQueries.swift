@@ -80,6 +80,8 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             var capture: VoiceCapture<C>?
             var answering: OneShotEvent?
             var generation: UInt64 = 0
+            /// Told the glasses to stop a recording no capture owns.
+            var strayStopped = false
             /// When `capture` is given up unless the glasses send more of it.
             func deadline(_ capture: VoiceCapture<C>) -> C.Instant {
                 min(
@@ -121,6 +123,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                 case .glasses(let event):
                     switch event {
                     case .questionStart(let photo, let audio):
+                        strayStopped = false
                         if let replaced = capture { fail(replaced.id, VoiceFailure.disconnected(while: "recording")) }
                         capture = start(photo: photo, audio: audio)
                         if let started = capture { watch(started) }
@@ -129,7 +132,14 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                     case .photoEnd:
                         break  // the spoken question follows
                     case .audio(let bytes):
-                        guard let current = capture else { break }
+                        guard let current = capture else {
+                            // A recording nobody owns (an agent session that ended during it): stopped.
+                            if !strayStopped {
+                                strayStopped = true
+                                group.addTask { try? await session.stopRecording() }
+                            }
+                            break
+                        }
                         let ended = current.recorder.append(bytes).contains { if case .ended = $0 { true } else { false } }
                         if ended && !current.stopSent {
                             current.stopSent = true
@@ -137,7 +147,13 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                             group.addTask { await stopRecording(id) }
                         }
                     case .audioEnd:
-                        guard let done = capture else { break }
+                        guard let done = capture else {
+                            // The end of a recording no capture owns: the glasses wait for an
+                            // answer that will not come.
+                            strayStopped = false
+                            group.addTask { await session.giveEmptyAnswer() }
+                            break
+                        }
                         capture = nil
                         let utterance = done.recorder.finish()
                         let photo = Result { () throws(VoiceFailure) in try done.checkedPhoto() }

@@ -332,4 +332,40 @@ struct AgentSessionTests {
             }
         }
     }
+
+    @Test("a session stopped while the wearer speaks to it gives the glasses back: the next tap is glassd's own question, answered")
+    func stoppedWhileSpeaking() async throws {
+        try await BLEWorld.with { ble in
+            try await FakeTEN.with(in: ble.world.directory) { ten in
+                let config = try ble.writeConfig()
+                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: 1)
+                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                try await ble.withSession(monocle, config: config) { bus, vm in
+                    try await ble.pairReady(monocle, bus)
+                    let session = try #require(busctlString(try await start(ble.world)))
+                    try await waitForState(bus, session, "running")
+                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                    try await vm.call("Tap")
+                    try await ten.wait(for: "audio_bytes", atLeast: 3200)
+                    let stop = try await ble.world.busctl(["call", GlassdBus.name, session, GlassdBus.agentInterface, GlassdBus.Agent.stop])
+                    #expect(stop.ok, "\(stop.stderr)")
+
+                    try await ble.world.setTranscript("what is the time")
+                    let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
+                    try await waitForProperty(
+                        bus, destination: GlassdBus.name, path: GlassdBus.devicePath(address: BLEWorld.adapterAddress(monocle)),
+                        interface: GlassdBus.deviceInterface, GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
+                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                    try await vm.call("Tap")
+                    let answered = try await within(.seconds(60), failure: { "no answer to the next tap" }) {
+                        for await signal in signals where signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed {
+                            return signal
+                        }
+                        throw TestFailure("signals ended")
+                    }
+                    #expect(answered.member == GlassdBus.Signal.answered, "\(answered.arguments)")
+                }
+            }
+        }
+    }
 }

@@ -132,4 +132,18 @@ struct VoiceQuestionTests {
             await world.glasses.wait { $0.stopRecordings == 1 && $0.finishedAnswers == 1 }
         }
     }
+
+    @Test("a recording no question owns (an agent session ended during it): the glasses are told to stop once, and its end gets an empty answer")
+    func strayRecording() async throws {
+        let world = World()
+        try await world.run {
+            for _ in 0..<3 { world.feed.yield(.glasses(.audio([UInt8](repeating: 0, count: 160)))) }
+            world.feed.yield(.glasses(.audioEnd))
+            await world.glasses.wait { $0.finishedAnswers == 1 }
+            let record = world.glasses.record.withLock { $0 }
+            #expect(record.stopRecordings == 1)
+            #expect(record.pieces == [.end])
+            #expect(world.events.events.withLock { $0.isEmpty }, "no question was asked")
+        }
+    }
 }
