@@ -114,6 +114,10 @@ let package = Package(
             dependencies: ["GlassdCore", "Glasses", "Audio", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
 
+        // Pure: instant local skills (time and date, arithmetic, unit conversion, the glasses' state,
+        // repeating the last turn), answered without any server, matched conservatively.
+        .target(name: "Skills", dependencies: ["GlassdCore"], swiftSettings: strict),
+
         // Adapters.
         // A WebSocket client (RFC 6455) over a TCP socket: the codec is pure, the socket has its own thread.
         .target(
@@ -136,7 +140,7 @@ let package = Package(
             name: "GlassdDaemon",
             dependencies: [
                 "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle", "Frame", "Product", "Updates",
-                "Agent", "WebSocket",
+                "Agent", "WebSocket", "Skills",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -196,6 +200,7 @@ let package = Package(
         .testTarget(
             name: "AgentTests", dependencies: ["Agent", "Glasses", "GlassdCore", "Audio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
+        .testTarget(name: "SkillsTests", dependencies: ["Skills", "GlassdCore"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
