@@ -46,6 +46,7 @@ public enum GlassdBus {
         public static let transcribed = "Transcribed"
         public static let sceneFrame = "SceneFrame"
         public static let alert = "Alert"
+        public static let answerTyped = "AnswerTyped"
     }
 
     public enum Method {
@@ -62,6 +63,7 @@ public enum GlassdBus {
         public static let unpair = "Unpair"
         public static let scan = "Scan"
         public static let startAgent = "StartAgent"
+        public static let answerOf = "AnswerOf"
     }
 
     public enum Property {
@@ -101,7 +103,7 @@ public enum GlassdBus {
         managerInterface: [
             Method.query, Method.photo, Method.update, Method.updateHistory, Method.history, Method.searchHistory,
             Method.exportHistory, Method.importHistory, Method.clearHistory, Method.pair, Method.unpair, Method.scan,
-            Method.startAgent, Property.version, Property.mode, Property.backend, Property.privacy, Property.tokensUsed,
+            Method.startAgent, Method.answerOf, Signal.answerTyped, Property.version, Property.mode, Property.backend, Property.privacy, Property.tokensUsed,
             Property.pairedDevice, Property.state, Property.agents, Signal.answerDelta, Signal.answered, Signal.queryFailed,
             Signal.transcribed, Signal.sceneFrame, Signal.alert,
         ],

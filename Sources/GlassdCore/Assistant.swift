@@ -17,6 +17,10 @@ public struct Assistant: Sendable {
     private let context: ConversationContext
     private let tokens: ConversationTokens
     private let now: @Sendable () -> Int64
+    /// Instant local answers, asked before the model (and without one).
+    private let local: LocalAnswering?
+    /// Where answers that are more than the model's text are kept.
+    private let typedAnswers: (any TypedAnswerStore)?
     /// Once the current conversation has used more tokens than this, the next question starts a
     /// new one; 0: never.
     public let conversationTokenLimit: Int64
@@ -26,9 +30,12 @@ public struct Assistant: Sendable {
     public init(
         client: OpenAIChatClient?, store: any ConversationStore, historyBudget: Int, conversationTokenLimit: Int64 = 0,
         onTokensUsed: @escaping @Sendable (Int64) -> Void = { _ in },
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        local: LocalAnswering? = nil, typedAnswers: (any TypedAnswerStore)? = nil
     ) {
         self.client = client
+        self.local = local
+        self.typedAnswers = typedAnswers
         self.store = store
         self.context = ConversationContext(store: store, budget: historyBudget, window: Self.historyWindow)
         self.tokens = ConversationTokens(store: store, observe: onTokensUsed)
@@ -53,8 +60,28 @@ public struct Assistant: Sendable {
         _ text: String, queryID: String, mode: Mode, image: [UInt8]? = nil, model: String? = nil,
         onNewConversation: (@Sendable (Int64) -> Void)? = nil, onDelta: @Sendable (String) async -> Void
     ) async throws(AssistantError) -> String {
+        try await reply(
+            text, queryID: queryID, mode: mode, image: image, model: model, onNewConversation: onNewConversation,
+            onDelta: onDelta
+        ).text
+    }
+
+    /// As `ask`, with the answer's typed form and who answered. A local skill answers first,
+    /// when one knows the question (not a photo's): without a server, in well under a
+    /// millisecond, kept like any other turn and marked as its skill's.
+    public func reply(
+        _ text: String, queryID: String, mode: Mode, image: [UInt8]? = nil, model: String? = nil,
+        onNewConversation: (@Sendable (Int64) -> Void)? = nil, onDelta: @Sendable (String) async -> Void
+    ) async throws(AssistantError) -> AssistantReply {
         try Self.validate(text)
         if let image { try Self.validate(image: image) }
+        if image == nil, let local, let answer = await local(text) {
+            let answerText = answer.answer.textForm
+            await onDelta(answerText)
+            try await keep(question: text, answer: answerText, queryID: queryID, mode: mode, usage: nil, newConversation: false)
+            await keepTyped(queryID, answer.answer, answeredBy: answer.answeredBy)
+            return AssistantReply(text: answerText, typed: answer.answer, answeredBy: answer.answeredBy)
+        }
         guard let client else {
             throw .notConfigured("No assistant server is configured: set [assistant] base_url in glassd.conf.")
         }
@@ -74,7 +101,21 @@ public struct Assistant: Sendable {
         try await keep(
             question: text, answer: answer.text, queryID: queryID, mode: mode, usage: answer.usage,
             newConversation: newConversation)
-        return answer.text
+        return AssistantReply(text: answer.text, typed: .text(answer.text), answeredBy: nil)
+    }
+
+    /// The typed form and who answered, for AnswerOf; the turn is kept already, so a failure here
+    /// loses only the structure (History has the text).
+    private func keepTyped(_ queryID: String, _ answer: TypedAnswer, answeredBy: String?) async {
+        try? await typedAnswers?.save(queryID: queryID, answer: answer, answeredBy: answeredBy, at: now())
+    }
+
+    /// The last turn of the current conversation (a local skill repeats it); nil when there is none.
+    public func lastTurn() async -> (question: String, answer: String)? {
+        guard let last = try? await store.recentMessages(limit: 2), last.count == 2,
+            last[0].role == .user, last[1].role == .assistant
+        else { return nil }
+        return (last[0].text, last[1].text)
     }
 
     /// Keeps a turn no chat model answered (a spoken translation, whose answer is the

@@ -83,7 +83,8 @@ public enum Daemon {
         let signals = ManagerSignals(connection: connection, logger: logger)
         let assistant = Assistant(
             client: client, store: store, historyBudget: config.historyBudget,
-            conversationTokenLimit: Int64(config.conversationTokenLimit), onTokensUsed: { signals.tokensUsed($0) })
+            conversationTokenLimit: Int64(config.conversationTokenLimit), onTokensUsed: { signals.tokensUsed($0) },
+            typedAnswers: SQLiteTypedAnswerStore(database: database))
         let abilities = BackendAbilities(config)
         let statuses = Watched(SessionStatus(state: .disconnected))
         let updateMark = Watched(UpdateMark.none)
@@ -133,7 +134,8 @@ public enum Daemon {
             store: settings, logger: logger)
         link?.beforeUnpair.add { await agents.stopActive() }
         let manager = ManagerInterface(
-            signals: signals, assistant: assistant, archive: HistoryArchive(database: database), photos: photos,
+            signals: signals, assistant: assistant, archive: HistoryArchive(database: database),
+            typedAnswers: SQLiteTypedAnswerStore(database: database), photos: photos,
             mode: mode, sees: abilities.sees, backendDescription: Self.backendDescription(config, client, transcriber),
             privacy: config.privacyName,
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,

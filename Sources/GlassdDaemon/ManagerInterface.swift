@@ -17,6 +17,7 @@ struct ManagerInterface {
     let signals: ManagerSignals
     let assistant: Assistant
     let archive: HistoryArchive
+    let typedAnswers: SQLiteTypedAnswerStore
     let photos: PhotoStore
     let mode: ModeSetting
     /// False with the embedded default backend: scene mode is refused.
@@ -40,6 +41,9 @@ struct ManagerInterface {
             methods: [
                 .init(GlassdBus.Method.query, input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
                 .init(GlassdBus.Method.photo, input: [("query_id", "s")], output: [("fd", "h")]) { try await photo($0) },
+                .init(GlassdBus.Method.answerOf, input: [("query_id", "s")], output: [("kind", "s"), ("answer", "a{sv}")]) {
+                    try await answerOf($0)
+                },
             ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods + [agents.startMethod],
             properties: [
                 .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
@@ -67,6 +71,7 @@ struct ManagerInterface {
                 .init(GlassdBus.Signal.transcribed, [("query_id", "s"), ("text", "s")]),
                 .init(GlassdBus.Signal.sceneFrame, [("frame", "u"), ("verdict", "s")]),
                 .init(GlassdBus.Signal.alert, [("text", "s")]),
+                .init(GlassdBus.Signal.answerTyped, [("query_id", "s"), ("kind", "s"), ("answer", "a{sv}")]),
             ])
     }
 
@@ -90,11 +95,11 @@ struct ManagerInterface {
         log[metadataKey: "query_id"] = "\(id)"
         log.debug("query", metadata: ["text": "\(text)"])
         let stream = await glassesStream(question: text)
-        let answer: Result<String, any Error>
+        let answer: Result<AssistantReply, any Error>
         do {
             answer = .success(
                 try await GlassesAnswer.showing(stream, onLinkLoss: .ignore, logger: log) { [assistant, signals, mode, log] in
-                    try await assistant.ask(
+                    try await assistant.reply(
                         text, queryID: id, mode: mode.mode,
                         onNewConversation: ConversationNotice.announcer(
                             question: text, stream: stream, limit: assistant.conversationTokenLimit, logger: log)
@@ -108,10 +113,12 @@ struct ManagerInterface {
         }
         if let stream { await link?.session.answerFinished(stream) }
         switch answer {
-        case .success(let answer):
-            signals.answered(id, question: text, answer: answer)
-            log.info("answered", metadata: ["answer_chars": "\(answer.count)"])
-            return [.string(answer)]
+        case .success(let reply):
+            signals.answered(id, question: text, answer: reply.text)
+            signals.answerTyped(id, reply)
+            log.info(
+                "answered", metadata: ["answer_chars": "\(reply.text.count)", "answered_by": "\(reply.answeredBy ?? "model")"])
+            return [.string(reply.text)]
         case .failure(let error):
             let busError = ErrorMapping.busError(for: error)
             signals.failed(id, busError)
@@ -128,6 +135,25 @@ struct ManagerInterface {
         else { return nil }
         stream.heading(ConversationNotice.heading(question: question))
         return stream
+    }
+
+    /// An answer's structure by its query id: the typed form kept for it, else its text from
+    /// History as one text part.
+    private func answerOf(_ call: MethodCall) async throws -> [DBusValue] {
+        let id = call.arguments.first?.string ?? ""
+        do {
+            if let typed = try await typedAnswers.load(queryID: id) {
+                return [.string(typed.answer.kind), TypedAnswerBus.dictionary(typed.answer, answeredBy: typed.answeredBy)]
+            }
+            if let text = try await archive.answerText(queryID: id) {
+                let answer = TypedAnswer.text(text)
+                return [.string(answer.kind), TypedAnswerBus.dictionary(answer, answeredBy: nil)]
+            }
+        } catch {
+            logger.error("cannot read the answer of \(id): \(error)")
+            throw BusError.failed("The history could not be read.")
+        }
+        throw BusError(name: GlassdErrorName.notFound, message: "No answer is kept for the question \"\(id)\".")
     }
 
     /// The photo a question from the glasses was asked about, as a descriptor.

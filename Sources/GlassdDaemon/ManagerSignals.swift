@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdAPI
+import GlassdCore
 import Logging
 import Product
 
@@ -16,6 +17,12 @@ struct ManagerSignals: QueryEvents {
 
     func answered(_ id: String, question: String, answer: String) {
         post(GlassdBus.Signal.answered, [.string(id), .string(question), .string(answer)])
+    }
+
+    func answerTyped(_ id: String, _ reply: AssistantReply) {
+        post(GlassdBus.Signal.answerTyped, [
+            .string(id), .string(reply.typed.kind), TypedAnswerBus.dictionary(reply.typed, answeredBy: reply.answeredBy),
+        ])
     }
 
     func failed(_ id: String, _ error: any Error) {

@@ -241,7 +241,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             log.info("cannot show the answer on the glasses: \(error)")
             stream = nil
         }
-        let outcome = await withTaskGroup(of: Result<(question: String, answer: String), any Error>?.self) { group in
+        let outcome = await withTaskGroup(of: Result<(question: String, reply: AssistantReply), any Error>?.self) { group in
             group.addTask {
                 do {
                     return .success(
@@ -263,7 +263,9 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         }
         // Only now, with the answer (and end:) written to the glasses, is the question over.
         switch outcome {
-        case .success(let turn): signals.answered(id, question: turn.question, answer: turn.answer)
+        case .success(let turn):
+            signals.answered(id, question: turn.question, answer: turn.reply.text)
+            signals.answerTyped(id, turn.reply)
         case .failure(let error): fail(id, error)
         }
         await session.answerFinished(stream)
@@ -272,7 +274,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     /// Returns the turn as stored: the question and its answer.
     private func work(
         _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?, logger: Logger
-    ) async throws -> (question: String, answer: String) {
+    ) async throws -> (question: String, reply: AssistantReply) {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
         var image = try photo.get()
         if image == nil && mode.mode == .scene { image = await latestSceneFrame() }
@@ -293,17 +295,17 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         signals.transcribed(id, heard)
         logger.info("question heard", metadata: ["chars": "\(heard.count)", "photo": "\(image?.count ?? 0)"])
         let question: String
-        let answer: String
+        let answer: AssistantReply
         if translate {
             question = Self.spokenQuestion
-            answer = heard
+            answer = AssistantReply(text: heard, typed: .text(heard), answeredBy: nil)
             signals.answerDelta(id, heard)
             stream?.append(heard)
-            try await assistant.record(question: question, answer: answer, queryID: id, mode: .translator)
+            try await assistant.record(question: question, answer: heard, queryID: id, mode: .translator)
         } else {
             question = heard
             stream?.heading(ConversationNotice.heading(question: heard))
-            answer = try await assistant.ask(
+            answer = try await assistant.reply(
                 heard, queryID: id, mode: mode.mode, image: image, model: image == nil ? nil : visionModel,
                 onNewConversation: ConversationNotice.announcer(
                     question: heard, stream: stream, limit: assistant.conversationTokenLimit, logger: logger)

@@ -21,6 +21,16 @@ public struct HistoryArchive: Sendable {
         ).reversed()
     }
 
+    /// The newest answer kept for `queryID`, nil when there is none.
+    public func answerText(queryID: String) async throws(HistoryError) -> String? {
+        try await fetch(
+            """
+            SELECT created_at, query_id, role, text FROM messages
+            WHERE query_id = ? AND role = 'assistant' ORDER BY created_at DESC, id DESC LIMIT 1
+            """, [queryID]
+        ).first?.text
+    }
+
     /// Messages holding every word of `words` (any case, any order, diacritics folded), best first.
     public func search(_ words: String, limit: Int) async throws(HistoryError) -> [StoredMessage] {
         let match = try Self.matchExpression(words)

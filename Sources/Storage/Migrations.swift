@@ -19,6 +19,9 @@ import GRDB
 ///   produced), NULL when the server reported nothing (and on user messages). Columns, not a
 ///   table: a turn is already its two messages, the sum over a conversation needs no join, and
 ///   adding a NULL column does not rewrite the table, however long the history.
+/// - v8: typed answers: an answer's parts as JSON (list, table, link, place, number, text) and who
+///   answered when it was not the model (`skill:time`), by query id, for AnswerOf. The turn's text
+///   stays in messages, as History shows it.
 enum Migrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -120,6 +123,18 @@ enum Migrations {
                 sql: """
                     ALTER TABLE messages ADD COLUMN prompt_tokens INTEGER;
                     ALTER TABLE messages ADD COLUMN completion_tokens INTEGER;
+                    """)
+        }
+        migrator.registerMigration("v8") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE typed_answers (
+                        query_id TEXT PRIMARY KEY NOT NULL,
+                        kind TEXT NOT NULL,
+                        parts TEXT NOT NULL,
+                        answered_by TEXT,
+                        created_at INTEGER NOT NULL
+                    );
                     """)
         }
         return migrator

@@ -71,6 +71,8 @@ public struct SQLiteConversationStore: ConversationStore {
     public func clearHistory() async throws {
         try await database.pool.write { db in
             try db.execute(sql: "DELETE FROM conversations")
+            // The answers' structures go with their text.
+            try db.execute(sql: "DELETE FROM typed_answers")
         }
     }
 }
