@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
 import Foundation
+import Skills
 import TOMLKit
 
 /// glassd.conf, read once at start-up.
@@ -61,6 +62,8 @@ public struct Config: Sendable, Equatable {
     public var sceneBlurThreshold = 100.0
     /// `[scene]`: a frame within this many dHash bits of the last one sent is `unchanged`.
     public var sceneChangeBits = 10
+    /// `[skills] enabled`: the local skills that answer before the model.
+    public var skills: Set<SkillName> = Set(SkillName.allCases)
     /// `[agent]`: the TEN agent server; nil: StartAgent answers NotConfigured.
     public var agent: AgentSettings?
 
@@ -104,6 +107,7 @@ public struct Config: Sendable, Equatable {
         let privacy = try section(table, "privacy", file: file)
         let scene = try section(table, "scene", file: file)
         config.agent = try agentSettings(try section(table, "agent", file: file), file: file)
+        let skills = try section(table, "skills", file: file)
         let reader = Reader(file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.visionModel = try reader.string(assistant, "assistant", "vision_model")
@@ -144,6 +148,15 @@ public struct Config: Sendable, Equatable {
         config.sceneBlurThreshold =
             try reader.double(scene, "scene", "blur_threshold", in: 0...1_000_000) ?? config.sceneBlurThreshold
         config.sceneChangeBits = try reader.int(scene, "scene", "change_bits", in: 0...64) ?? config.sceneChangeBits
+        if let names = try reader.strings(skills, "skills", "enabled") {
+            config.skills = Set(try names.map { name throws(Error) -> SkillName in
+                guard let skill = SkillName(rawValue: name) else {
+                    let known = SkillName.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw Error(description: "\(file): [skills] enabled has \"\(name)\"; the skills are \(known)")
+                }
+                return skill
+            })
+        }
         config.privacy.localOnly = try reader.bool(privacy, "privacy", "local_only") ?? false
         config.privacy.allowedHosts = try reader.strings(privacy, "privacy", "allowed_hosts") ?? []
         // Before anything is looked up or connected: the daemon does not start.

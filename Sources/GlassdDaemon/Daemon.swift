@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
 import Bluetooth
+import Skills
 import CSystemd
 import DBusKit
 import Foundation
@@ -81,12 +82,13 @@ public enum Daemon {
             try await connection.gate(PolkitAuthority.gatedCalls) { await authority.check($0) }
         }
         let signals = ManagerSignals(connection: connection, logger: logger)
+        let statuses = Watched(SessionStatus(state: .disconnected))
         let assistant = Assistant(
             client: client, store: store, historyBudget: config.historyBudget,
             conversationTokenLimit: Int64(config.conversationTokenLimit), onTokensUsed: { signals.tokensUsed($0) },
+            local: SkillsWiring.answering(LocalSkills(enabled: config.skills), store: store, glasses: statuses),
             typedAnswers: SQLiteTypedAnswerStore(database: database))
         let abilities = BackendAbilities(config)
-        let statuses = Watched(SessionStatus(state: .disconnected))
         let updateMark = Watched(UpdateMark.none)
         // Who the wearer's questions go to: glassd's voice questions, or a running agent session.
         let claim = EventClaim()

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Foundation
+import Skills
+import Testing
+
+@Suite("Skills on any input")
+struct SkillFuzzTests {
+    /// A small seeded generator, so a failure reproduces.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let pieces = [
+        "1", "0", "9", "17", "1e400", ".", ",", "-", "+", "*", "/", "^", "(", ")", "%", "°", "√", "×", " ", " ", " ",
+        "times", "plus", "minus", "of", "to", "in", "how many", "what is", "what's", "convert", "km", "miles", "f", "c",
+        "twenty", "five", "hundred", "thousand", "and", "zero", "square root of", "squared", "repeat", "battery",
+        "time", "date", "?", "!", "hey glasses,", "please", "é", "🙂", "\u{0}", "\n", "\t", "’", "a",
+    ]
+
+    @Test("random utterances never crash")
+    func random() {
+        var random = SplitMix(state: 42)
+        let skills = LocalSkills()
+        let turn = context(glasses: GlassesState(connected: true, battery: 3, state: "ready"), lastTurn: (question: "", answer: ""))
+        for _ in 0..<5000 {
+            let count = Int.random(in: 1...12, using: &random)
+            let text = (0..<count).map { _ in Self.pieces.randomElement(using: &random)! }.joined()
+            _ = skills.answer(text, context: turn)
+        }
+        for _ in 0..<500 {
+            let scalars = (0..<Int.random(in: 0...40, using: &random)).compactMap { _ in
+                Unicode.Scalar(UInt32.random(in: 0...0x2FFF, using: &random))
+            }
+            _ = skills.answer(String(String.UnicodeScalarView(scalars)), context: turn)
+        }
+    }
+
+    @Test("huge numbers, deep nesting and long inputs give nil or a sane answer")
+    func extremes() {
+        #expect(ask("1e400 times 2") == nil)
+        #expect(ask(String(repeating: "(", count: 150) + "1" + String(repeating: ")", count: 150)) == nil)
+        #expect(ask(String(repeating: "(", count: 40) + "1 + 1" + String(repeating: ")", count: 40)) == "2")
+        #expect(ask(String(repeating: "- ", count: 140) + "1") == nil)
+        #expect(ask(String(repeating: "what time is it ", count: 625)) == nil)
+        #expect(ask(String(repeating: "9", count: 10_000) + " times 2") == nil)
+        #expect(ask(String(repeating: "a", count: 10_000)) == nil)
+        #expect(ask(String(repeating: "1 + ", count: 70) + "1") == "71")
+    }
+
+    @Test("an answer takes well under a millisecond")
+    func speed() {
+        let skills = LocalSkills()
+        let questions = [
+            "what time is it", "convert 5 miles to km", "(2 + 3) * 4", "twenty five times four",
+            "how many people live in paris", "what is the 1975 world cup", "repeat that", "battery level",
+            String(repeating: "x", count: 10_000),
+        ]
+        let rounds = 200
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            for _ in 0..<rounds {
+                for question in questions { _ = skills.answer(question, context: context()) }
+            }
+        }
+        let perCall = elapsed / (rounds * questions.count)
+        #expect(perCall < .milliseconds(1), "\(perCall) per call")
+    }
+}
