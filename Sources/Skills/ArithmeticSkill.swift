@@ -25,7 +25,7 @@ enum ArithmeticSkill {
             let value = try ExpressionParser.evaluate(tokens)
             // Overflow ("1e300 times 1e300") is not an answer anyone can use.
             guard value.isFinite else { return nil }
-            return TypedAnswer([.number(value: tidy(value), unit: "")])
+            return TypedAnswer([.number(value: Rounding.tidy(value), unit: "")])
         } catch .divisionByZero {
             return .text("Division by zero has no answer.")
         } catch .negativeSquareRoot {
@@ -33,11 +33,5 @@ enum ArithmeticSkill {
         } catch {
             return nil
         }
-    }
-
-    /// 12 significant digits: hides binary noise (0.1 + 0.2) without changing any real digit.
-    static func tidy(_ value: Double) -> Double {
-        guard value != 0, let tidied = Double(String(format: "%.12g", value)) else { return 0 }
-        return tidied
     }
 }

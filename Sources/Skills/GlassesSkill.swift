@@ -15,7 +15,7 @@ enum GlassesSkill {
             "glasses battery level", "what is the glasses battery", "what is the glasses' battery",
             "what is the battery of my glasses", "what is the battery level of my glasses", "how is my battery",
             "how is the battery", "how much battery is left", "how much battery do i have",
-            "how much battery do the glasses have", "how much battery do my glasses have", "how much battery left",
+            "how much battery do the glasses have", "how much battery do my glasses have", "how much battery left", "how much battery", "battery left",
             "how much charge is left", "how much charge do my glasses have", "how much charge do the glasses have",
             "what is my battery percentage", "battery percentage", "how charged are my glasses",
         ] { table[text] = .battery }

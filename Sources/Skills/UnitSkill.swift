@@ -51,32 +51,30 @@ enum UnitSkill {
         return nil
     }
 
+    /// Ounces against a volume ("how many ounces in a cup") are fluid ounces, as the wearer means.
+    private static func fluidOunces(_ from: MeasureUnit, _ to: MeasureUnit) -> (MeasureUnit, MeasureUnit) {
+        guard let ounce = Units.byName["oz"], let fluid = Units.byName["fl oz"] else { return (from, to) }
+        if from == ounce, to.dimension == .volume { return (fluid, to) }
+        if to == ounce, from.dimension == .volume { return (from, fluid) }
+        return (from, to)
+    }
+
     private static func converted(_ pair: (Quantity, MeasureUnit)) -> TypedAnswer {
         converted(pair.0, to: pair.1)
     }
 
     private static func converted(_ quantity: Quantity, to unit: MeasureUnit) -> TypedAnswer {
-        let from = quantity.unit
+        let (from, unit) = fluidOunces(quantity.unit, unit)
         guard from.dimension == unit.dimension else {
             let named = from.plural.prefix(1).uppercased() + from.plural.dropFirst()
             return .text("\(named) and \(unit.plural) cannot be converted.")
         }
         let value = unit.fromBase(from.toBase(quantity.value))
         guard value.isFinite else { return .text("That is too large to convert.") }
-        return TypedAnswer([.number(value: significant(value), unit: unit.symbol)])
+        return TypedAnswer([.number(value: Rounding.fourDigits(value), unit: unit.symbol)])
     }
 
     /// Four significant digits: more than a spoken answer needs, fewer than float noise.
-    /// Scaled and rounded half away from zero rather than printed with "%.4g", which reads the
-    /// binary value: 273.15 (0 °C in kelvins) is stored just below and would print 273.1.
-    static func significant(_ value: Double) -> Double {
-        guard value != 0, value.isFinite else { return 0 }
-        let scale = pow(10, 3 - floor(log10(abs(value))))
-        let rounded = (value * scale).rounded() / scale
-        if rounded.isFinite, scale.isFinite, scale > 0 { return rounded }
-        return Double(String(format: "%.4g", value)) ?? value
-    }
-
     /// "[minus] NUMBER UNIT": the number in digits, in words, or "a"/"an" (one).
     private static func quantity(_ words: ArraySlice<String>) -> Quantity? {
         var words = words
@@ -91,7 +89,9 @@ enum UnitSkill {
         if let number = signedLiteral(first) {
             (value, count) = (number, 1)
         } else if first == "a" || first == "an" {
-            (value, count) = (1, 1)
+            // "a mile", "an inch"; not "a c to f", where the letter is likely no unit at all.
+            guard let unit = Units.named(words.dropFirst()), unit.dimension != .temperature else { return nil }
+            return Quantity(value: sign, unit: unit)
         } else if let spoken = NumberWords.parse(words) {
             (value, count) = spoken
         } else {

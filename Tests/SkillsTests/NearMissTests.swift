@@ -12,7 +12,7 @@ struct NearMissTests {
         "times square hotels", "how many miles to the moon", "feet of clay", "convert this file to pdf",
         "how long does a car battery last", "repeat after me hello", "how many miles in a marathon",
         "what is 100 degrees in celsius", "", "   ", "?", "hey glasses", "please", "glasses", "x", "date",
-        "what is x plus 3", "what is the square root", "time flies", "say hello again", "convert 5 to km",
+        "what is x plus 3", "what is a c to f", "what is the square root", "time flies", "say hello again", "convert 5 to km",
     ])
     func nearMiss(question: String) {
         let answer = LocalSkills().answer(question, context: context(

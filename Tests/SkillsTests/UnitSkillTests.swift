@@ -10,7 +10,7 @@ struct UnitSkillTests {
         ("convert 5 miles to km", 8.047, "km"), ("5 mi in kilometres", 8.047, "km"),
         ("what is 100 fahrenheit in celsius", 37.78, "°C"), ("72 °F to °C", 22.22, "°C"), ("72°f to °c", 22.22, "°C"),
         ("100 degrees fahrenheit in degrees celsius", 37.78, "°C"), ("-40 c to f", -40, "°F"),
-        ("minus forty degrees celsius in fahrenheit", -40, "°F"), ("0 celsius to kelvin", 273.2, "K"),
+        ("minus forty degrees celsius in fahrenheit", -40, "°F"), ("0 celsius to kelvin", 273.2, "K"), ("convert 100 kelvin to celsius", -173.2, "°C"),
         ("how many feet in 3 meters", 9.843, "ft"), ("how many feet are there in 3 metres", 9.843, "ft"),
         ("convert 3 m to ft", 9.843, "ft"), ("10 kg in pounds", 22.05, "lb"), ("how many pounds is 10 kg", 22.05, "lb"),
         ("1 gal to l", 3.785, "l"), ("how many litres in a gallon", 3.785, "l"), ("how many cups in a gallon", 16, "cup"),
@@ -19,6 +19,7 @@ struct UnitSkillTests {
         ("1 quart to cups", 4, "cup"), ("3 yards to feet", 9, "ft"), ("twenty five miles to km", 40.23, "km"),
         ("what is 1,500 metres in miles", 0.9321, "mi"), ("how many ounces in a pound", 16, "oz"),
         ("convert 2.5 litres into cups", 10.57, "cup"),
+        ("how many ounces in a cup", 8, "fl oz"), ("8 ounces to ml", 236.6, "ml"),
     ])
     func conversions(question: String, value: Double, unit: String) {
         let answer = LocalSkills().answer(question, context: context())
