@@ -17,6 +17,9 @@ public struct Assistant: Sendable {
     private let context: ConversationContext
     private let tokens: ConversationTokens
     private let now: @Sendable () -> Int64
+    /// `[assistant] kind = "susi"`: SUSI.AI answers instead of a chat model (typed answers, no
+    /// conversation context: SUSI keeps none).
+    private let susi: SusiClient?
     /// Instant local answers, asked before the model (and without one).
     private let local: LocalAnswering?
     /// Where answers that are more than the model's text are kept.
@@ -31,9 +34,10 @@ public struct Assistant: Sendable {
         client: OpenAIChatClient?, store: any ConversationStore, historyBudget: Int, conversationTokenLimit: Int64 = 0,
         onTokensUsed: @escaping @Sendable (Int64) -> Void = { _ in },
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        local: LocalAnswering? = nil, typedAnswers: (any TypedAnswerStore)? = nil
+        local: LocalAnswering? = nil, typedAnswers: (any TypedAnswerStore)? = nil, susi: SusiClient? = nil
     ) {
         self.client = client
+        self.susi = susi
         self.local = local
         self.typedAnswers = typedAnswers
         self.store = store
@@ -81,6 +85,14 @@ public struct Assistant: Sendable {
             try await keep(question: text, answer: answerText, queryID: queryID, mode: mode, usage: nil, newConversation: false)
             await keepTyped(queryID, answer.answer, answeredBy: answer.answeredBy)
             return AssistantReply(text: answerText, typed: answer.answer, answeredBy: answer.answeredBy)
+        }
+        if let susi, image == nil {
+            let reply = try await susi.ask(text)
+            let answerText = reply.answer.textForm
+            await onDelta(answerText)
+            try await keep(question: text, answer: answerText, queryID: queryID, mode: mode, usage: nil, newConversation: false)
+            await keepTyped(queryID, reply.answer, answeredBy: "susi")
+            return AssistantReply(text: answerText, typed: reply.answer, answeredBy: "susi")
         }
         guard let client else {
             throw .notConfigured("No assistant server is configured: set [assistant] base_url in glassd.conf.")

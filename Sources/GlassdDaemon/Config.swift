@@ -9,6 +9,8 @@ public struct Config: Sendable, Equatable {
     public static let defaultPath = "/etc/glassd/glassd.conf"
 
     public var baseURL: String?
+    /// `[assistant] kind`: `openai` (any OpenAI-compatible server) or `susi` (SUSI.AI's chat.json).
+    public var assistantKind = "openai"
     public var chatModel = "gpt-4o-mini"
     /// `[assistant] embedded`: the server is the embedded default (Scripts/backend, a tiny model);
     /// only said in the log at start.
@@ -110,6 +112,10 @@ public struct Config: Sendable, Equatable {
         let skills = try section(table, "skills", file: file)
         let reader = Reader(file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
+        config.assistantKind = try reader.string(assistant, "assistant", "kind") ?? config.assistantKind
+        guard ["openai", "susi"].contains(config.assistantKind) else {
+            throw Error(description: "\(file): [assistant] kind must be \"openai\" or \"susi\", not \"\(config.assistantKind)\"")
+        }
         config.visionModel = try reader.string(assistant, "assistant", "vision_model")
         config.transcriptionURL = try reader.url(transcription, "transcription", "base_url")
         config.transcriptionLanguage = try reader.string(transcription, "transcription", "language")

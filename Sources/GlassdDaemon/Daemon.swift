@@ -56,14 +56,21 @@ public enum Daemon {
         unsetenv("GLASSD_API_KEY")
 
         let transport = CurlHTTPTransport()
-        let client = config.baseURL.map { baseURL in
+        // SUSI answers the questions itself; speech still needs a speech server ([transcription]).
+        let susi = config.assistantKind == "susi" ? config.baseURL.map { baseURL in
+            SusiClient(
+                config: SusiConfig(
+                    baseURL: baseURL, language: config.transcriptionLanguage ?? "en", timeout: .seconds(config.timeoutSeconds)),
+                transport: transport)
+        } : nil
+        let client = (susi != nil ? nil : config.baseURL).map { baseURL in
             OpenAIChatClient(
                 config: ChatServerConfig(
                     baseURL: baseURL, model: config.chatModel, apiKey: key?.key,
                     timeout: .seconds(config.timeoutSeconds)),
                 transport: transport)
         }
-        let transcriber = (config.transcriptionURL ?? config.baseURL).map { baseURL in
+        let transcriber = (config.transcriptionURL ?? (susi != nil ? nil : config.baseURL)).map { baseURL in
             TranscriptionClient(
                 config: TranscriptionConfig(
                     baseURL: baseURL, model: config.transcriptionModel,
@@ -87,7 +94,7 @@ public enum Daemon {
             client: client, store: store, historyBudget: config.historyBudget,
             conversationTokenLimit: Int64(config.conversationTokenLimit), onTokensUsed: { signals.tokensUsed($0) },
             local: SkillsWiring.answering(LocalSkills(enabled: config.skills), store: store, glasses: statuses),
-            typedAnswers: SQLiteTypedAnswerStore(database: database))
+            typedAnswers: SQLiteTypedAnswerStore(database: database), susi: susi)
         let abilities = BackendAbilities(config)
         let updateMark = Watched(UpdateMark.none)
         // Who the wearer's questions go to: glassd's voice questions, or a running agent session.
@@ -219,7 +226,8 @@ public enum Daemon {
 
     /// Manager1.Backend: the chat server and model, and the speech server's when it is another.
     static func backendDescription(_ config: Config, _ client: OpenAIChatClient?, _ transcriber: TranscriptionClient?) -> String {
-        let chat = client?.config.publicDescription ?? ""
+        let susi = config.assistantKind == "susi" ? config.baseURL.flatMap { URLComponents(string: $0)?.host }.map { "SUSI.AI at \($0)" } : nil
+        let chat = client?.config.publicDescription ?? susi ?? ""
         guard config.transcriptionURL != nil, let speech = transcriber?.config.publicDescription else { return chat }
         return chat + "; speech: " + speech
     }

@@ -10,9 +10,11 @@ extension BackendAbilities {
     /// What the configured servers can do: the embedded default backend is text only, and its
     /// speech model English only.
     init(_ config: Config) {
-        let hears = !config.embedded || config.transcriptionURL != nil
+        let susi = config.assistantKind == "susi"
+        // SUSI neither transcribes nor looks at photos: speech needs a [transcription] server.
+        let hears = susi ? config.transcriptionURL != nil : !config.embedded || config.transcriptionURL != nil
         self.init(
-            hears: hears, sees: !config.embedded,
+            hears: hears, sees: !config.embedded && !susi,
             translates: hears && !(config.transcriptionEmbedded && config.transcriptionURL != nil))
     }
 }

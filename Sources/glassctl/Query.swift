@@ -19,6 +19,9 @@ struct Query: AsyncParsableCommand {
     struct Output: Encodable {
         var query_id: String
         var answer: String
+        /// The answer's kind and structure (AnswerTyped): text, list, table, link, place, number.
+        var kind: String?
+        var typed: [String: JSONValue]?
     }
 
     func run() async throws {
@@ -30,16 +33,26 @@ struct Query: AsyncParsableCommand {
             let unique = try await client.connection.uniqueName()
             let queryID = Mutex<String?>(nil)
             let streaming = !options.json
-            async let printed: Bool = {
+            // Each piece is printed when the next one comes, so an answer that came whole (a table,
+            // say) can be laid out instead; a streamed answer still shows as it streams.
+            async let printed: (any: Bool, held: String?, typed: TypedAnswerPrinting?) = {
                 var any = false
-                for await signal in signals where signal.member == GlassdBus.Signal.answerDelta {
-                    guard streaming, signal.arguments.first?.string == queryID.withLock({ $0 }),
+                var held: String?
+                var typed: TypedAnswerPrinting?
+                for await signal in signals where signal.arguments.first?.string == queryID.withLock({ $0 }) {
+                    if signal.member == GlassdBus.Signal.answerTyped, signal.arguments.count == 3 {
+                        typed = TypedAnswerPrinting(kind: signal.arguments[1].string ?? "", answer: signal.arguments[2])
+                    }
+                    guard signal.member == GlassdBus.Signal.answerDelta, streaming,
                         let piece = signal.arguments.dropFirst().first?.string
                     else { continue }
-                    FileHandle.standardOutput.write(Data(piece.utf8))
-                    any = true
+                    if let held {
+                        FileHandle.standardOutput.write(Data(held.utf8))
+                        any = true
+                    }
+                    held = piece
                 }
-                return any
+                return (any, held, typed)
             }()
             let reply: [DBusValue]
             do {
@@ -54,11 +67,14 @@ struct Query: AsyncParsableCommand {
             // Every delta came before the reply; closing ends the stream once they are printed.
             await client.connection.close()
             let answer = reply.first?.string ?? ""
+            let shown = await printed
             if options.json {
-                _ = await printed
-                try printJSON(Output(query_id: queryID.withLock { $0 } ?? "", answer: answer))
+                try printJSON(
+                    Output(query_id: queryID.withLock { $0 } ?? "", answer: answer, kind: shown.typed?.kind, typed: shown.typed?.json))
+            } else if !shown.any, let laidOut = shown.typed?.terminalText {
+                print(laidOut)
             } else {
-                if !(await printed) { FileHandle.standardOutput.write(Data(answer.utf8)) }
+                FileHandle.standardOutput.write(Data((shown.any ? shown.held ?? "" : answer).utf8))
                 print("")
             }
         }

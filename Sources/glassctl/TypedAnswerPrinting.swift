@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+
+/// A typed answer (AnswerTyped's a{sv}) as a terminal shows it, and as JSON.
+struct TypedAnswerPrinting {
+    let kind: String
+    let fields: [String: DBusValue]
+
+    init?(kind: String, answer: DBusValue) {
+        guard let fields = answer.stringKeyed else { return nil }
+        self.kind = kind
+        self.fields = fields.mapValues(\.unwrapped)
+    }
+
+    /// Every part in order, tables and lists laid out; nil for an answer of text alone (its
+    /// text form, as streamed, reads well as it is).
+    var terminalText: String? {
+        guard kind == "table" || kind == "list", case .array(_, let parts)? = fields["parts"] else { return nil }
+        return parts.compactMap { part -> String? in
+            guard let fields = part.stringKeyed?.mapValues(\.unwrapped) else { return nil }
+            return Self.layout(fields)
+        }.joined(separator: "\n")
+    }
+
+    /// One part as a terminal shows it.
+    static func layout(_ part: [String: DBusValue]) -> String {
+        func strings(_ value: DBusValue?) -> [String] {
+            guard case .array(_, let items)? = value else { return [] }
+            return items.map { $0.unwrapped.string ?? "" }
+        }
+        func number(_ value: DBusValue?) -> Double { if case .double(let d)? = value { d } else { 0 } }
+        switch part["kind"]?.string {
+        case "table":
+            guard case .array(_, let rows)? = part["rows"] else { return "" }
+            return table(columns: strings(part["columns"]), rows: rows.map { strings($0) })
+        case "list":
+            let title = part["title"]?.string ?? ""
+            let items = strings(part["items"]).enumerated().map { "\($0.offset + 1). \($0.element)" }
+            return ([title].filter { !$0.isEmpty } + items).joined(separator: "\n")
+        case "link":
+            return "\(part["text"]?.string ?? "") <\(part["url"]?.string ?? "")>"
+        case "place":
+            return String(format: "%@ (%.5f, %.5f)", part["name"]?.string ?? "", number(part["latitude"]), number(part["longitude"]))
+        case "number":
+            let value = number(part["value"])
+            let shown = value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+            return [shown, part["unit"]?.string ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
+        default:
+            return part["text"]?.string ?? ""
+        }
+    }
+
+    /// Columns as wide as their widest cell, a rule under the header.
+    static func table(columns: [String], rows: [[String]]) -> String {
+        let count = max(columns.count, rows.map(\.count).max() ?? 0)
+        let padded = ([columns] + rows).map { $0 + Array(repeating: "", count: count - $0.count) }
+        let widths = (0..<count).map { column in padded.map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            zip(cells, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
+                .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
+        let rule = widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")
+        return ([line(padded[0]), rule] + padded.dropFirst().map(line)).joined(separator: "\n")
+    }
+
+    /// The structure as JSON-ready values.
+    var json: [String: JSONValue] {
+        fields.mapValues(JSONValue.init)
+    }
+}
+
+/// A D-Bus value as JSON (for --json).
+enum JSONValue: Encodable {
+    case string(String), number(Double), bool(Bool), array([JSONValue]), object([String: JSONValue]), null
+
+    init(_ value: DBusValue) {
+        switch value.unwrapped {
+        case .string(let s), .objectPath(let s): self = .string(s)
+        case .double(let d): self = .number(d)
+        case .bool(let b): self = .bool(b)
+        case .int32(let i): self = .number(Double(i))
+        case .uint32(let i): self = .number(Double(i))
+        case .int64(let i): self = .number(Double(i))
+        case .uint64(let i): self = .number(Double(i))
+        case .array(_, let items):
+            self = .array(items.map(JSONValue.init))
+        case let other:
+            if let keyed = other.stringKeyed { self = .object(keyed.mapValues(JSONValue.init)) } else { self = .null }
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let s): try container.encode(s)
+        case .number(let d): try container.encode(d)
+        case .bool(let b): try container.encode(b)
+        case .array(let a): try container.encode(a)
+        case .object(let o): try container.encode(o)
+        case .null: try container.encodeNil()
+        }
+    }
+}
