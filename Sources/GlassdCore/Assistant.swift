@@ -71,15 +71,15 @@ public struct Assistant: Sendable {
     }
 
     /// As `ask`, with the answer's typed form and who answered. A local skill answers first,
-    /// when one knows the question (not a photo's): without a server, in well under a
-    /// millisecond, kept like any other turn and marked as its skill's.
+    /// when one knows the question, in any mode and with or without a photo: without a server,
+    /// in well under a millisecond, kept like any other turn and marked as its skill's.
     public func reply(
         _ text: String, queryID: String, mode: Mode, image: [UInt8]? = nil, model: String? = nil,
         onNewConversation: (@Sendable (Int64) -> Void)? = nil, onDelta: @Sendable (String) async -> Void
     ) async throws(AssistantError) -> AssistantReply {
         try Self.validate(text)
         if let image { try Self.validate(image: image) }
-        if image == nil, let local, let answer = await local(text) {
+        if let local, let answer = await local(text) {
             let answerText = answer.answer.textForm
             await onDelta(answerText)
             try await keep(question: text, answer: answerText, queryID: queryID, mode: mode, usage: nil, newConversation: false)

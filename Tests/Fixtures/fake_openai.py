@@ -80,7 +80,7 @@ SLOW_PIECES = 6        # [slow] sends about this many pieces ...
 SLOW_DELAY = 0.3       # ... this many seconds apart
 STALL_SECONDS = 120.0  # longest a [stall] request is held open
 DEFAULT_MODEL = "fake-model"
-DEFAULT_TRANSCRIPT = "what is the time"
+DEFAULT_TRANSCRIPT = "what is the tallest mountain"
 MIN_AUDIO_SECONDS = 0.1  # OpenAI refuses shorter audio
 
 # The multipart fields each audio endpoint's schema allows (both have

@@ -350,7 +350,7 @@ struct AgentSessionTests {
                     let stop = try await ble.world.busctl(["call", GlassdBus.name, session, GlassdBus.agentInterface, GlassdBus.Agent.stop])
                     #expect(stop.ok, "\(stop.stderr)")
 
-                    try await ble.world.setTranscript("what is the time")
+                    try await ble.world.setTranscript("what is the tallest mountain")
                     let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
                     try await waitForProperty(
                         bus, destination: GlassdBus.name, path: GlassdBus.devicePath(address: BLEWorld.adapterAddress(monocle)),

@@ -68,7 +68,7 @@ struct FrameBenchmark {
                 ])
 
                 try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
-                try await ble.world.setTranscript("what is the time")
+                try await ble.world.setTranscript("what is the tallest mountain")
                 var times: [Double] = []
                 for _ in 0..<Self.questions {
                     let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))

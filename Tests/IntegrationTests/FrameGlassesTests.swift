@@ -140,13 +140,13 @@ struct FrameGlassesTests {
     @Test("tap and speak: Frame's 16-bit audio is heard, the recording stops at the end of speech, the answer streams onto the display")
     func tapSpeakAnswer() async throws {
         try await withFrameReady { ble, bus, vf in
-            try await ble.world.setTranscript("what is the time")
+            try await ble.world.setTranscript("what is the tallest mountain")
             let signals = try await questionSignals(bus)
             try await vf.call("Tap")
             let seen = try await untilEnd(signals)
             #expect(seen.first?.member == GlassdBus.Signal.transcribed)
             #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.arguments))")
-            try await vf.waitForDisplay(containing: "echo: what is the time")
+            try await vf.waitForDisplay(containing: "echo: what is the tallest mountain")
             let audio = try await ble.world.serverRequests().filter { ($0["path"] as? String)?.contains("/audio/") == true }
             #expect(audio.count == 1)
             // The WAV holds the question, not the 10 s the app would record without a stop.

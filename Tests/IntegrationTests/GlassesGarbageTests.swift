@@ -124,7 +124,7 @@ struct GlassesGarbageTests {
                     bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
                     GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(120))
                 try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
-                try await ble.world.setTranscript("what is the time")
+                try await ble.world.setTranscript("what is the tallest mountain")
                 let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
                 try await vm.call("Tap")
                 // The tap's question is the one transcribed; its end is the one with that id.

@@ -65,7 +65,7 @@ struct TokenTests {
                         path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
                 #expect(try await tokensUsed(bus) == 0)
                 var expected: UInt64 = 0
-                for question in ["what is the time", "and the date", "and the weather tomorrow in Paris"] {
+                for question in ["what is the tallest mountain", "and the date", "and the weather tomorrow in Paris"] {
                     let result = try await world.callManager("Query", "s", [question])
                     #expect(result.ok, "\(result.stderr)")
                     let (request, total) = try await lastReport(world)
@@ -203,19 +203,19 @@ struct TokenGlassesTests {
                 }
                 // Its end: was taken, so the tap below asks rather than stops a display.
                 try await vm.waitForDisplay(containing: "Tap to speak")
-                try await ble.world.setTranscript("what is the time")
+                try await ble.world.setTranscript("what is the tallest mountain")
                 let signals = try await bus.signals(
                     SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: GlassdBus.Signal.answered))
                 let frame = try await vm.waitForDisplay(containing: "New conversation", timeout: .seconds(60)) {
                     try await vm.call("Tap")
                 }
-                #expect(VirtualMonocle.reading(frame).contains("New conversation > what is the time"), "\(frame)")
+                #expect(VirtualMonocle.reading(frame).contains("New conversation > what is the tallest mountain"), "\(frame)")
                 try await within(.seconds(60), failure: { "no Answered" }) {
                     for await _ in signals { return }
                 }
-                try await vm.waitForDisplay(containing: "echo: what is the time")
+                try await vm.waitForDisplay(containing: "echo: what is the tallest mountain")
                 let (last, total) = try await lastReport(ble.world)
-                #expect(sent(last) == ["user: what is the time"])
+                #expect(sent(last) == ["user: what is the tallest mountain"])
                 #expect(try await tokensUsed(bus) == total)
             }
         }
