@@ -111,7 +111,10 @@ struct ManagerInterface {
         } catch {
             answer = .failure(error)
         }
-        if let stream { await link?.session.answerFinished(stream) }
+        if let stream, let session = link?.session {
+            await session.answerFinished(stream)
+            if case .success(let reply) = answer { await GlassesAnswer.showLaidOut(reply.typed, on: session, logger: log) }
+        }
         switch answer {
         case .success(let reply):
             signals.answered(id, question: text, answer: reply.text)

@@ -35,9 +35,18 @@ public protocol GlassesSession: Sendable {
     func requestSceneFrame() async throws
     /// Shows a hazard warning on the glasses, or clears it (`nil`).
     func showAlert(_ text: String?) async throws
+    /// Shows a laid-out answer's pages (AnswerPages): the first now, the next on each tap; after
+    /// the last the glasses are ready for a question again.
+    func showPages(_ pages: [String]) async throws
 }
 
 extension GlassesSession {
+    /// Glasses that cannot turn pages yet show them all, one after another (their display
+    /// scrolls): nothing is left out.
+    public func showPages(_ pages: [String]) async throws {
+        try await display(pages.joined(separator: "\n"))
+    }
+
     public func answerStream() async throws -> AnswerStream { try await answerStream(claim: false) }
     public func answerFinished() async { await answerFinished(nil) }
 }

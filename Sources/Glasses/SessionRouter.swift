@@ -83,4 +83,5 @@ public actor SessionRouter: GlassesSession {
     public func requestSceneFrame() async throws { try await sessions[active].session.requestSceneFrame() }
 
     public func showAlert(_ text: String?) async throws { try await sessions[active].session.showAlert(text) }
+    public func showPages(_ pages: [String]) async throws { try await sessions[active].session.showPages(pages) }
 }

@@ -47,6 +47,11 @@ public enum DataMessage: Sendable, Equatable {
     case sceneEnd
     /// alr: (glassd) host → device: show a hazard warning in the warning colour; empty clears it.
     case alert(String)
+    /// pga: (glassd) host → device: text of a laid-out answer's pages, appended; a form feed
+    /// separates pages.
+    case pageText(String)
+    /// pgs: (glassd) host → device: show the pages sent (the first now; a tap turns the page).
+    case pagesShow
 
     public static let prefixLength = 4
     /// The `ack:` counter wraps here.
@@ -76,6 +81,8 @@ public enum DataMessage: Sendable, Equatable {
         case .sceneStart: "sst:"
         case .sceneEnd: "sen:"
         case .alert: "alr:"
+        case .pageText: "pga:"
+        case .pagesShow: "pgs:"
         }
     }
 
@@ -84,11 +91,13 @@ public enum DataMessage: Sendable, Equatable {
         let payload: [UInt8] =
             switch self {
             case .audioData(let bytes), .imageData(let bytes): bytes
-            case .ping(let s), .pong(let s), .response(let s), .error(let s), .display(let s), .alert(let s): Array(s.utf8)
+            case .ping(let s), .pong(let s), .response(let s), .error(let s), .display(let s), .alert(let s),
+                .pageText(let s):
+                Array(s.utf8)
             case .battery(let level): Array(String(level).utf8)
             case .ack(let count): Array(String(count).utf8)
             case .ready, .audioStart, .audioEnd, .imageStart, .imageEnd, .imageAck, .stopRecording, .cancelled, .answerEnd,
-                .capture, .sceneStart, .sceneEnd:
+                .capture, .sceneStart, .sceneEnd, .pagesShow:
                 []
             }
         return Array(command.utf8) + payload
@@ -151,6 +160,8 @@ public enum DataMessage: Sendable, Equatable {
         case "sst:": return .sceneStart
         case "sen:": return .sceneEnd
         case "alr:": return .alert(try text())
+        case "pga:": return .pageText(try text())
+        case "pgs:": return .pagesShow
         default: throw .unknownCommand(Array(prefix))
         }
     }

@@ -271,7 +271,7 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             book.publish(.photoData(bytes))
         case .imageEnd:
             book.publish(.photoEnd)
-        case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert:
+        case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert, .pageText, .pagesShow:
             book.logDropped(message.command, "unexpected message from the glasses dropped: \(message.command)")
         }
     }
@@ -313,6 +313,20 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
 
     public func stopRecording() async throws {
         try await writer()(.stopRecording)
+    }
+
+    /// The pages in `pga:` messages (form feeds between them), then `pgs:`: the scripts show the
+    /// first and turn the page on each tap, with no round trip.
+    public func showPages(_ pages: [String]) async throws {
+        try book.checkReady()
+        guard let dataLink else { throw SessionError.notConnected("The glasses are not ready (starting).") }
+        let text = Array(pages.map(DisplayText.ascii).joined(separator: "\u{0C}"))
+        try await displayGate.withLock {
+            for start in stride(from: 0, to: text.count, by: maxPayload) {
+                try await dataLink.send(.pageText(String(text[start..<min(start + maxPayload, text.count)])))
+            }
+            try await dataLink.send(.pagesShow)
+        }
     }
 
     public func answerStream(claim: Bool) throws -> AnswerStream {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
 import Logging
 import Glasses
 
@@ -65,5 +66,16 @@ public enum GlassesAnswer {
         if lost { throw VoiceFailure.disconnected(while: "answering") }
         guard let answer else { throw CancellationError() }
         return try answer.get()
+    }
+
+    /// An answer with a form (a list, a table, a number...) replaces its streamed text form on
+    /// the glasses with its layout, in pages a tap turns; a plain text answer stays as it streamed.
+    public static func showLaidOut(_ answer: TypedAnswer, on session: any GlassesSession, logger: Logger) async {
+        guard answer.kind != "text" else { return }
+        do {
+            try await session.showPages(AnswerPages.pages(answer, layout: .monocle))
+        } catch {
+            logger.info("cannot show the answer's layout on the glasses: \(error)")
+        }
     }
 }

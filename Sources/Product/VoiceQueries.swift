@@ -269,6 +269,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         case .failure(let error): fail(id, error)
         }
         await session.answerFinished(stream)
+        if case .success(let turn) = outcome { await GlassesAnswer.showLaidOut(turn.reply.typed, on: session, logger: log) }
     }
 
     /// Returns the turn as stored: the question and its answer.

@@ -66,4 +66,55 @@ struct SusiAssistantTests {
             #expect(skill.stdout == "42\n", "\(skill.stdout)")
         }
     }
+
+    @Test("on the glasses: a laid-out answer in pages, turned by taps; after the last the glasses are ready for a question",
+          .enabled(if: BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil))
+    func pagesOnTheGlasses() async throws {
+        let monocle = 3
+        try await BLEWorld.with { ble in
+            try await withBackground(
+                "/usr/bin/env", ["python3", Paths.fixtures + "/fake_susi.py"], log: ble.world.directory + "/susi.log", firstLine: true
+            ) { _, line in
+                let url = "http://127.0.0.1:" + (line.split(separator: " ").last.map(String.init) ?? "")
+                let config = ble.world.directory + "/susi-ble.conf"
+                try """
+                [assistant]
+                kind = "susi"
+                base_url = "\(url)"
+                timeout_seconds = 20
+                [bluetooth]
+                adapter = "hci0"
+                scan_timeout = 3
+                reconnect_max_seconds = 5
+
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+                try await ble.withSession(monocle, config: config) { bus, vm in
+                    try await ble.pairReady(monocle, bus)
+                    let first = try await vm.waitForDisplay(containing: "1/") {
+                        let asked = try await ble.world.callManager("Query", "s", ["mixed"])
+                        #expect(asked.ok, "\(asked.stderr)")
+                    }
+                    #expect(VirtualMonocle.reading(first).contains("Everything at once:"), "\(first)")
+                    #expect(first.contains("Tap for more"), "\(first)")
+                    let total = try #require(first.split(separator: "/").last.flatMap { Int($0.prefix { $0.isNumber }) })
+                    #expect(total >= 2)
+                    var shown: [String] = [first]
+                    for page in 2...total {
+                        shown.append(try await vm.waitForDisplay(containing: "\(page)/\(total)") { try await vm.call("Tap") })
+                    }
+                    #expect(shown.last?.contains("Tap to speak") == true, "\(shown.last ?? "")")
+                    // Every part came through the pages: the link's text, the list, the table's header
+                    // (its rows are blank: "mixed" shares the news rows, which have no such keys), the place.
+                    let all = shown.map(VirtualMonocle.reading).joined(separator: " ")
+                    for part in ["SUSI.AI", "1. Rain expected", "2. Bridge reopens", "Population City Country", "52.52000, 13.40500"] {
+                        #expect(all.contains(part), "\(part) in \(all)")
+                    }
+                    // After the last page a tap is a question again.
+                    try await ble.world.setTranscript("what is the tallest mountain")
+                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                    _ = try await vm.waitForDisplay(containing: "Listening") { try await vm.call("Tap") }
+                }
+            }
+        }
+    }
 }

@@ -65,6 +65,15 @@ def draw():
     display.show(objs)
 
 
+def page(lines, colour=display.WHITE):
+    """Lines shown as they are (a page glassd laid out: aligned columns keep their spaces)."""
+    objs = [display.Text(t[:COLS], 0, i * 50, colour) for i, t in enumerate(lines[:ROWS]) if t.strip()]
+    if _prompt[0]:
+        objs.append(display.Text(_prompt[0], 320, 400, _prompt[1],
+                                 justify=display.BOTTOM_CENTER))
+    display.show(objs)
+
+
 def screen(title, lines, colour=display.WHITE):
     """A centred title (row 1) and lines below it, then the prompt."""
     objs = [display.Text(title, 320, 50, display.CYAN, justify=display.TOP_CENTER)]

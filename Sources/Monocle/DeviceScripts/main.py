@@ -3,6 +3,8 @@
 # hold takes a photo first (ist:, idt:..., ien:, then the question). Answers stream in as res:
 # (err: in red, dsp: replaces the text) until end:; a tap meanwhile cancels (can:). In scene mode
 # the host asks for frames (cap: -> sst:, idt:..., sen:) and shows hazards (alr:, empty clears).
+# A laid-out answer comes as pages (pga:... with form feeds between pages, then pgs:); a tap turns
+# the page, and after the last one the glasses are ready again.
 # run() starts it, and can be called again from the REPL.
 import os
 import time
@@ -16,7 +18,8 @@ import glassd_media as media
 
 HOLD_MS = 1250
 RECORD_S = 30
-IDLE, REC, PHOTO_Q, WAIT, ANSWER = 0, 1, 2, 3, 4
+IDLE, REC, PHOTO_Q, WAIT, ANSWER, PAGED = 0, 1, 2, 3, 4, 5
+MAX_PAGES_TEXT = 4000
 TAP_PROMPT = 'Tap to speak'
 S = {}
 
@@ -87,8 +90,10 @@ def _on_message(msg):
     if cmd in (b'res:', b'err:', b'dsp:'):
         if st in (REC, PHOTO_Q):
             return              # a late answer to an earlier question
-        if cmd == b'dsp:':
+        if cmd == b'dsp:' or st == PAGED:
             ui.clear()
+        if st == PAGED:
+            st = S['state'] = IDLE
         ui.add(_text(payload), display.RED if cmd == b'err:' else display.WHITE)
         if cmd != b'dsp:' and st in (IDLE, WAIT):
             S['state'] = ANSWER
@@ -99,6 +104,13 @@ def _on_message(msg):
         if st in (WAIT, ANSWER):
             S['state'] = IDLE
             _prompt(TAP_PROMPT)
+    elif cmd == b'pga:':
+        S['pbuf'] = (S['pbuf'] + _text(payload))[:MAX_PAGES_TEXT]
+    elif cmd == b'pgs:':
+        pages, S['pbuf'] = S['pbuf'].split('\f'), ''
+        if st not in (REC, PHOTO_Q):
+            S['pages'], S['page'], S['state'] = pages, 0, PAGED
+            _show_page()
     elif cmd == b'pin:':
         link.send(b'pon:', payload)
     elif cmd == b'ick:':
@@ -121,8 +133,22 @@ def _on_message(msg):
             ui.draw()
 
 
+def _show_page():
+    last = S['page'] + 1 >= len(S['pages'])
+    ui.prompt(TAP_PROMPT if last else 'Tap for more', display.YELLOW)
+    ui.page(S['pages'][S['page']].split('\n'))
+
+
 def _on_gesture(g):
     st = S['state']
+    if st == PAGED:
+        if g == 'tap' and S['page'] + 1 < len(S['pages']):
+            S['page'] += 1
+            _show_page()
+            return
+        # The last page says "Tap to speak": the tap (or a hold) asks the next question.
+        S['state'], S['pages'] = IDLE, []
+        st = IDLE
     if st in (REC, PHOTO_Q):
         _stop_recording()
     elif st in (WAIT, ANSWER):
@@ -179,7 +205,8 @@ def _step():
 
 def run():
     S.clear()
-    S.update(state=IDLE, press=None, ready=False, bat=None, bat_t=None, hint=None, shown=-1)
+    S.update(state=IDLE, press=None, ready=False, bat=None, bat_t=None, hint=None, shown=-1, pbuf='', pages=[],
+             page=0)
     link.start()
     touch.callback(touch.EITHER, _touched)
     ui.clear()
