@@ -28,8 +28,7 @@ struct AgentBenchmark {
         try await BLEWorld.with { ble in
             try await FakeTEN.with(in: ble.world.directory) { ten in
                 let config = try ble.writeConfig()
-                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: 3)
-                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                try ten.appendConfig(to: config, pingSeconds: 3)
                 try await ble.withSession(Self.monocle, config: config) { bus, vm in
                     try await ble.pairReady(Self.monocle, bus)
                     let started = try await ble.world.busctl(

@@ -19,8 +19,7 @@ struct AgentSessionTests {
         try await World.with { world in
             try await FakeTEN.with(in: world.directory) { ten in
                 let config = try world.writeConfig()
-                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: pingSeconds)
-                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                try ten.appendConfig(to: config, pingSeconds: pingSeconds)
                 try await world.withGlassd(config: config) { _ in
                     let bus = try await world.connect()
                     do {
@@ -31,6 +30,22 @@ struct AgentSessionTests {
                         throw TestFailure("\(error)\n--- glassd:\n\(world.log().suffix(5000))\n--- fake TEN:\n\(server.suffix(2000))")
                     }
                     await bus.close()
+                }
+            }
+        }
+    }
+
+    /// glassd with `[agent]`, the fake TEN server and a paired, ready virtual Monocle.
+    private func withAgentGlasses(
+        timeoutSeconds: Int = 60, _ body: (BLEWorld, FakeTEN, BusConnection, VirtualMonocle) async throws -> Void
+    ) async throws {
+        try await BLEWorld.with { ble in
+            try await FakeTEN.with(in: ble.world.directory) { ten in
+                let config = try ble.writeConfig()
+                try ten.appendConfig(to: config, timeoutSeconds: timeoutSeconds)
+                try await ble.withSession(monocle, config: config) { bus, vm in
+                    try await ble.pairReady(monocle, bus)
+                    try await body(ble, ten, bus, vm)
                 }
             }
         }
@@ -160,8 +175,7 @@ struct AgentSessionTests {
         try await World.with { world in
             try await FakeTEN.with(in: world.directory) { ten in
                 let config = try world.writeConfig()
-                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: 1)
-                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                try ten.appendConfig(to: config, pingSeconds: 1)
                 try await world.withGlassd(config: config) { glassd in
                     let started = try await start(world)
                     #expect(started.ok, "\(started.stderr)")
@@ -179,37 +193,29 @@ struct AgentSessionTests {
 
     @Test("on the glasses: a tap streams the wearer's voice as 16 kHz s16 pieces; the agent's words appear on the display")
     func glassesVoice() async throws {
-        try await BLEWorld.with { ble in
-            try await FakeTEN.with(in: ble.world.directory) { ten in
-                let config = try ble.writeConfig()
-                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: 1)
-                try text.write(toFile: config, atomically: true, encoding: .utf8)
-                try await ble.withSession(monocle, config: config) { bus, vm in
-                    try await ble.pairReady(monocle, bus)
-                    let started = try await start(ble.world)
-                    let path = try #require(busctlString(started), "\(started.stderr)")
-                    try await waitForState(bus, path, "running")
-                    let levels = try await bus.signals(SignalMatch(interface: GlassdBus.agentInterface, member: GlassdBus.Agent.level))
-                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
-                    try await vm.call("Tap")
-                    try await ten.wait(for: "audio_bytes", atLeast: 32_000)
-                    let audio = try #require(try await ten.request("/_audio") as? [String: Any])
-                    #expect((audio["invalid"] as? [Any])?.isEmpty == true, "\(audio)")
-                    let durations = audio["durations_ms"] as? [Double] ?? []
-                    #expect(durations.dropLast().allSatisfy { (20...100).contains($0) }, "\(durations)")
-                    #expect((audio["rms_dbfs"] as? Double ?? -100) > -60, "speech, not silence: \(audio)")
-                    var levelIterator = levels.makeAsyncIterator()
-                    let level = await levelIterator.next()
-                    #expect(level?.arguments.first.map { if case .double(let d) = $0 { d <= 0 } else { false } } == true)
+        try await withAgentGlasses { ble, ten, bus, vm in
+            let started = try await start(ble.world)
+            let path = try #require(busctlString(started), "\(started.stderr)")
+            try await waitForState(bus, path, "running")
+            let levels = try await bus.signals(SignalMatch(interface: GlassdBus.agentInterface, member: GlassdBus.Agent.level))
+            try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+            try await vm.call("Tap")
+            try await ten.wait(for: "audio_bytes", atLeast: 32_000)
+            let audio = try #require(try await ten.request("/_audio") as? [String: Any])
+            #expect((audio["invalid"] as? [Any])?.isEmpty == true, "\(audio)")
+            let durations = audio["durations_ms"] as? [Double] ?? []
+            #expect(durations.dropLast().allSatisfy { (20...100).contains($0) }, "\(durations)")
+            #expect((audio["rms_dbfs"] as? Double ?? -100) > -60, "speech, not silence: \(audio)")
+            var levelIterator = levels.makeAsyncIterator()
+            let level = await levelIterator.next()
+            #expect(level?.arguments.first.map { if case .double(let d) = $0 { d <= 0 } else { false } } == true)
 
-                    try await ten.sendTranscript(role: "user", text: "tell me a joke", final: true, ts: 10)
-                    try await vm.waitForDisplay(containing: "tell me a joke")
-                    try await ten.sendTranscript(role: "assistant", text: "Why did the glasses blush", final: true, ts: 20)
-                    try await vm.waitForDisplay(containing: "glasses blush")
-                    let stop = try await ble.world.glassctl(["agent", "stop"])
-                    #expect(stop.ok, "\(stop.stderr)")
-                }
-            }
+            try await ten.sendTranscript(role: "user", text: "tell me a joke", final: true, ts: 10)
+            try await vm.waitForDisplay(containing: "tell me a joke")
+            try await ten.sendTranscript(role: "assistant", text: "Why did the glasses blush", final: true, ts: 20)
+            try await vm.waitForDisplay(containing: "glasses blush")
+            let stop = try await ble.world.glassctl(["agent", "stop"])
+            #expect(stop.ok, "\(stop.stderr)")
         }
     }
 
@@ -261,8 +267,7 @@ struct AgentSessionTests {
         try await BLEWorld.with { ble in
             try await FakeTEN.with(in: ble.world.directory) { ten in
                 let config = try ble.writeConfig()
-                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: 1, timeoutSeconds: 5)
-                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                try ten.appendConfig(to: config, pingSeconds: 1, timeoutSeconds: 5)
                 try await ble.world.withGlassd(config: config) { _ in
                     let bus = try await ble.world.connect()
                     let first = try await ble.withMonocle(monocle, txPower: -45) { _ in
@@ -304,8 +309,7 @@ struct AgentSessionTests {
                 try "#!/bin/sh\nexec cat > \"\(played)\"\n".write(toFile: bin + "/pw-cat", atomically: true, encoding: .utf8)
                 try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin + "/pw-cat")
                 let config = try world.writeConfig()
-                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(extra: "speak = true")
-                try text.write(toFile: config, atomically: true, encoding: .utf8)
+                try ten.appendConfig(to: config, extra: "speak = true")
                 let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
                 // Read on a thread of its own: opening and reading a FIFO block.
                 let (speech, heard) = AsyncStream.makeStream(of: Data.self)
@@ -335,37 +339,29 @@ struct AgentSessionTests {
 
     @Test("a session stopped while the wearer speaks to it gives the glasses back: the next tap is glassd's own question, answered")
     func stoppedWhileSpeaking() async throws {
-        try await BLEWorld.with { ble in
-            try await FakeTEN.with(in: ble.world.directory) { ten in
-                let config = try ble.writeConfig()
-                let text = try String(contentsOfFile: config, encoding: .utf8) + ten.config(pingSeconds: 1)
-                try text.write(toFile: config, atomically: true, encoding: .utf8)
-                try await ble.withSession(monocle, config: config) { bus, vm in
-                    try await ble.pairReady(monocle, bus)
-                    let session = try #require(busctlString(try await start(ble.world)))
-                    try await waitForState(bus, session, "running")
-                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
-                    try await vm.call("Tap")
-                    try await ten.wait(for: "audio_bytes", atLeast: 3200)
-                    let stop = try await ble.world.busctl(["call", GlassdBus.name, session, GlassdBus.agentInterface, GlassdBus.Agent.stop])
-                    #expect(stop.ok, "\(stop.stderr)")
+        try await withAgentGlasses { ble, ten, bus, vm in
+            let session = try #require(busctlString(try await start(ble.world)))
+            try await waitForState(bus, session, "running")
+            try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+            try await vm.call("Tap")
+            try await ten.wait(for: "audio_bytes", atLeast: 3200)
+            let stop = try await ble.world.busctl(["call", GlassdBus.name, session, GlassdBus.agentInterface, GlassdBus.Agent.stop])
+            #expect(stop.ok, "\(stop.stderr)")
 
-                    try await ble.world.setTranscript("what is the tallest mountain")
-                    let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
-                    try await waitForProperty(
-                        bus, destination: GlassdBus.name, path: GlassdBus.devicePath(address: BLEWorld.adapterAddress(monocle)),
-                        interface: GlassdBus.deviceInterface, GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
-                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
-                    try await vm.call("Tap")
-                    let answered = try await within(.seconds(60), failure: { "no answer to the next tap" }) {
-                        for await signal in signals where signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed {
-                            return signal
-                        }
-                        throw TestFailure("signals ended")
-                    }
-                    #expect(answered.member == GlassdBus.Signal.answered, "\(answered.arguments)")
+            try await ble.world.setTranscript("what is the tallest mountain")
+            let signals = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
+            try await waitForProperty(
+                bus, destination: GlassdBus.name, path: GlassdBus.devicePath(address: BLEWorld.adapterAddress(monocle)),
+                interface: GlassdBus.deviceInterface, GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))
+            try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+            try await vm.call("Tap")
+            let answered = try await within(.seconds(60), failure: { "no answer to the next tap" }) {
+                for await signal in signals where signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed {
+                    return signal
                 }
+                throw TestFailure("signals ended")
             }
+            #expect(answered.member == GlassdBus.Signal.answered, "\(answered.arguments)")
         }
     }
 }

@@ -44,6 +44,13 @@ struct FakeTEN: Sendable {
         """
     }
 
+    /// Adds an [agent] section for this server to the glassd.conf at `path`.
+    func appendConfig(to path: String, pingSeconds: Int = 1, timeoutSeconds: Int = 60, extra: String = "") throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+            + config(pingSeconds: pingSeconds, timeoutSeconds: timeoutSeconds, extra: extra)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     /// GET or POST (with a JSON body) to the fake; the reply's JSON.
     @discardableResult
     func request(_ path: String, _ body: [String: Any]? = nil) async throws -> Any {
