@@ -5,8 +5,11 @@
 /// dictionary tree, then serialising it) cost more than everything else in the turn.
 enum ChatRequestBody {
     /// With `includeUsage`, asks for the stream's token usage (`stream_options`, which the spec
-    /// allows only with `stream: true`, as here).
-    static func encode(model: String, messages: [ChatMessage], includeUsage: Bool = true) -> [UInt8] {
+    /// allows only with `stream: true`, as here). With `showAnswerTool`, offers the `show_answer`
+    /// tool (ShowAnswerTool) with `tool_choice: auto`, so plain answers stay plain text.
+    static func encode(
+        model: String, messages: [ChatMessage], includeUsage: Bool = true, showAnswerTool: Bool = false
+    ) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64 + model.utf8.count + messages.reduce(0) { $0 + $1.encodedSize })
         out.append(contentsOf: #"{"messages":["#.utf8)
@@ -31,6 +34,11 @@ enum ChatRequestBody {
         appendString(model, to: &out)
         out.append(contentsOf: #","stream":true"#.utf8)
         if includeUsage { out.append(contentsOf: #","stream_options":{"include_usage":true}"#.utf8) }
+        if showAnswerTool {
+            out.append(contentsOf: #","tool_choice":"auto","tools":["#.utf8)
+            out.append(contentsOf: ShowAnswerTool.definition)
+            out.append(UInt8(ascii: "]"))
+        }
         out.append(UInt8(ascii: "}"))
         return out
     }

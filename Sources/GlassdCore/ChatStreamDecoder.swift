@@ -41,6 +41,26 @@ public enum ChatStreamDecoder {
     /// last chunk of its own (`choices: []`); some servers put it on the last content chunk
     /// instead, and the rest send `usage: null` or nothing, which leaves `usage` alone.
     public static func decode(event data: String, usage: inout TokenUsage?) throws(DecodeError) -> Piece {
+        var ignored = ChatToolCalls()
+        return try decode(event: data, usage: &usage, toolCalls: &ignored)
+    }
+
+    /// One SSE event; its `delta.tool_calls` pieces go into `toolCalls` (an event with only
+    /// those is `.nothing`: the calls are whole only at the end of the stream).
+    public static func decode(
+        _ event: SSEParser.Event, usage: inout TokenUsage?, toolCalls: inout ChatToolCalls
+    ) throws(DecodeError) -> Piece {
+        if event.event == "error" {
+            var ignored: TokenUsage?
+            return try decode(event, usage: &ignored)
+        }
+        return try decode(event: event.data, usage: &usage, toolCalls: &toolCalls)
+    }
+
+    /// One SSE event's data, with its tool-call pieces going into `toolCalls`.
+    public static func decode(
+        event data: String, usage: inout TokenUsage?, toolCalls: inout ChatToolCalls
+    ) throws(DecodeError) -> Piece {
         let trimmed = data.trimmingCharacters(in: .whitespaces)
         if trimmed == "[DONE]" { return .done }
         let object = try parseObject(trimmed)
@@ -56,6 +76,7 @@ public enum ChatStreamDecoder {
             // A refusal is the model's answer too: show it rather than retry for nothing.
             if let content = delta["content"] as? String { text += content }
             if let refusal = delta["refusal"] as? String { text += refusal }
+            toolCalls.add(json: delta["tool_calls"])
         }
         text = sanitized(text)
         return text.isEmpty ? .nothing : .text(text)
@@ -69,12 +90,22 @@ public enum ChatStreamDecoder {
 
     /// A non-streamed `chat.completion` body; its `usage`, if reported, goes into `usage`.
     public static func decode(completion body: [UInt8], usage: inout TokenUsage?) throws(DecodeError) -> String {
+        var ignored = ChatToolCalls()
+        return try decode(completion: body, usage: &usage, toolCalls: &ignored)
+    }
+
+    /// A non-streamed body; its `message.tool_calls` go into `toolCalls` (the text is then
+    /// often empty: `content` is null beside calls).
+    public static func decode(
+        completion body: [UInt8], usage: inout TokenUsage?, toolCalls: inout ChatToolCalls
+    ) throws(DecodeError) -> String {
         let object = try parseObject(String(decoding: body, as: UTF8.self))
         if let message = errorMessage(in: object) { throw .upstream(message) }
         if let reported = TokenUsage(json: object["usage"]) { usage = reported }
         guard let choices = object["choices"] as? [[String: Any]],
             let message = choices.first?["message"] as? [String: Any]
         else { throw .malformed }
+        toolCalls.add(json: message["tool_calls"])
         return sanitized((message["content"] as? String) ?? (message["refusal"] as? String) ?? "")
     }
 

@@ -14,12 +14,15 @@ public struct ChatServerConfig: Sendable {
     private var key: Secret?
     /// Bound on one question's total time, retries included.
     public var timeout: Duration
+    /// Offer the `show_answer` tool, so the model can answer in a typed form (ShowAnswerTool).
+    public var showAnswerTool: Bool
 
-    public init(baseURL: String, model: String, apiKey: String?, timeout: Duration) {
+    public init(baseURL: String, model: String, apiKey: String?, timeout: Duration, showAnswerTool: Bool = false) {
         self.baseURL = baseURL
         self.model = model
         self.key = apiKey.map(Secret.init)
         self.timeout = timeout
+        self.showAnswerTool = showAnswerTool
     }
 
     /// The base URL and model, for display: never the key, nor credentials or a query in the URL.
@@ -48,12 +51,17 @@ enum ServerURL {
 
 /// A whole answer and the tokens its request used (nil when the server did not say).
 public struct ChatCompletion: Sendable, Equatable {
+    /// With a typed answer: the streamed text (if any), then the typed parts' text form.
     public var text: String
     public var usage: TokenUsage?
+    /// Set when the model called `show_answer` with parts that decode: the streamed text (if
+    /// any) as a first text part, then the call's parts.
+    public var typed: TypedAnswer?
 
-    public init(text: String, usage: TokenUsage?) {
+    public init(text: String, usage: TokenUsage?, typed: TypedAnswer? = nil) {
         self.text = text
         self.usage = usage
+        self.typed = typed
     }
 }
 
@@ -68,6 +76,7 @@ public struct OpenAIChatClient: Sendable {
     private let sleep: @Sendable (Duration) async throws -> Void
     private let redactor: SecretRedactor
     private let streamOptions = StreamOptionsSupport()
+    private let toolSupport = ShowAnswerToolSupport()
 
     public init(
         config: ChatServerConfig, transport: any HTTPTransport, retry: RetryPolicy = RetryPolicy(),
@@ -97,18 +106,24 @@ public struct OpenAIChatClient: Sendable {
         // (again only if the server refuses stream_options).
         let model = model ?? config.model
         var askUsage = streamOptions.accepted
-        var body = ChatRequestBody.encode(model: model, messages: messages, includeUsage: askUsage)
+        var askTool = config.showAnswerTool && toolSupport.accepted
+        var body = ChatRequestBody.encode(
+            model: model, messages: messages, includeUsage: askUsage, showAnswerTool: askTool)
         return try await retry.run(
             within: config.timeout, timedOut: timeoutError, cancelled: .upstreamFailed("The question was cancelled."),
             sleep: sleep
         ) { remaining throws(AttemptFailure) in
-            if askUsage && !streamOptions.accepted {
-                askUsage = false
-                body = ChatRequestBody.encode(model: model, messages: messages, includeUsage: false)
+            if (askUsage && !streamOptions.accepted) || (askTool && !toolSupport.accepted) {
+                askUsage = askUsage && streamOptions.accepted
+                askTool = askTool && toolSupport.accepted
+                body = ChatRequestBody.encode(
+                    model: model, messages: messages, includeUsage: askUsage, showAnswerTool: askTool)
             }
             var emitted = false
             do throws(AttemptFailure) {
-                return try await once(body, askedUsage: askUsage, timeout: remaining, emitted: &emitted, onDelta: onDelta)
+                return try await once(
+                    body, asked: (usage: askUsage, tool: askTool), timeout: remaining, emitted: &emitted,
+                    onDelta: onDelta)
             } catch {
                 // Text already shown cannot be taken back, so a stream that broke midway is final.
                 if emitted, case .retry(let failure, _) = error { throw .final(failure) }
@@ -122,7 +137,7 @@ public struct OpenAIChatClient: Sendable {
     }
 
     private func once(
-        _ body: [UInt8], askedUsage: Bool, timeout: Duration, emitted: inout Bool,
+        _ body: [UInt8], asked: (usage: Bool, tool: Bool), timeout: Duration, emitted: inout Bool,
         onDelta: @Sendable (String) async -> Void
     ) async throws(AttemptFailure) -> ChatCompletion {
         let response: HTTPResponse
@@ -140,16 +155,18 @@ public struct OpenAIChatClient: Sendable {
                 let body = try await collect(response.body, emitted: false)
                 do {
                     var usage: TokenUsage?
-                    let answer = try ChatStreamDecoder.decode(completion: body, usage: &usage)
+                    var calls = ChatToolCalls()
+                    let content = try ChatStreamDecoder.decode(completion: body, usage: &usage, toolCalls: &calls)
+                    let (answer, typed, _) = Self.withTypedAnswer(content, calls, offered: asked.tool)
                     guard !answer.isEmpty else { throw ChatStreamDecoder.DecodeError.malformed }
                     emitted = true
                     await onDelta(answer)
-                    return ChatCompletion(text: answer, usage: usage)
+                    return ChatCompletion(text: answer, usage: usage, typed: typed)
                 } catch {
                     throw decodeAttemptFailure(error, emitted: false)
                 }
             }
-            return try await stream(response.body, emitted: &emitted, onDelta: onDelta)
+            return try await stream(response.body, offeredTool: asked.tool, emitted: &emitted, onDelta: onDelta)
         case 401, 403:
             _ = try? await collect(response.body, emitted: false)
             let hint = config.apiKey == nil ? "needs an API key" : "refused the API key"
@@ -166,9 +183,13 @@ public struct OpenAIChatClient: Sendable {
             let body = (try? await collect(response.body, emitted: false)) ?? []
             let detail = ChatStreamDecoder.errorMessage(body: body).map { ": " + redactor.clean($0) } ?? ""
             let error = AssistantError.upstreamFailed("\(config.host) answered HTTP \(response.status)\(detail)")
-            if askedUsage && StreamOptionsSupport.isRefusal(status: response.status, body: body) {
+            if asked.usage && StreamOptionsSupport.isRefusal(status: response.status, body: body) {
                 // Nothing was shown yet: at once again, without it (the next attempt sees this).
                 streamOptions.markRefused()
+                throw .retry(error, after: .zero)
+            }
+            if asked.tool && ShowAnswerToolSupport.isRefusal(status: response.status, body: body) {
+                toolSupport.markRefused()
                 throw .retry(error, after: .zero)
             }
             let transient = response.status >= 500 || response.status == 408 || response.status == 409
@@ -177,15 +198,17 @@ public struct OpenAIChatClient: Sendable {
     }
 
     private func stream(
-        _ body: AsyncThrowingStream<[UInt8], any Error>, emitted: inout Bool, onDelta: @Sendable (String) async -> Void
+        _ body: AsyncThrowingStream<[UInt8], any Error>, offeredTool: Bool, emitted: inout Bool,
+        onDelta: @Sendable (String) async -> Void
     ) async throws(AttemptFailure) -> ChatCompletion {
         var parser = SSEParser()
         var answer = ""
         var usage: TokenUsage?
+        var calls = ChatToolCalls()
         do {
             reading: for try await chunk in body {
                 for event in parser.feed(chunk) {
-                    switch try ChatStreamDecoder.decode(event, usage: &usage) {
+                    switch try ChatStreamDecoder.decode(event, usage: &usage, toolCalls: &calls) {
                     case .text(let piece):
                         guard answer.utf8.count < Self.maxAnswerBytes else { break reading }
                         answer += piece
@@ -196,7 +219,9 @@ public struct OpenAIChatClient: Sendable {
                     }
                 }
             }
-            if let last = parser.finish(), case .text(let piece) = try ChatStreamDecoder.decode(last, usage: &usage) {
+            if let last = parser.finish(),
+                case .text(let piece) = try ChatStreamDecoder.decode(last, usage: &usage, toolCalls: &calls)
+            {
                 answer += piece
                 emitted = true
                 await onDelta(piece)
@@ -206,10 +231,33 @@ public struct OpenAIChatClient: Sendable {
         } catch {
             throw outcome(of: error, emitted: emitted)
         }
-        guard !answer.isEmpty else {
+        let (text, typed, added) = Self.withTypedAnswer(answer, calls, offered: offeredTool)
+        guard !text.isEmpty else {
             throw .retry(.upstreamFailed("\(config.host) sent an empty answer."), after: nil)
         }
-        return ChatCompletion(text: answer, usage: usage)
+        if !added.isEmpty {
+            // The content went out piece by piece; the typed answer's text form follows it once.
+            emitted = true
+            await onDelta(added)
+        }
+        return ChatCompletion(text: text, usage: usage, typed: typed)
+    }
+
+    /// The answer once its calls are whole: with a `show_answer` call that decodes, the content
+    /// then the parts' text form (`added` is what follows the content), and the typed answer.
+    /// Any other call, or arguments that do not decode, leave the content as the answer.
+    static func withTypedAnswer(
+        _ content: String, _ calls: ChatToolCalls, offered: Bool
+    ) -> (text: String, typed: TypedAnswer?, added: String) {
+        guard offered,
+            let parts = calls.calls.lazy.filter({ $0.name == ShowAnswerTool.name })
+                .compactMap({ ShowAnswerTool.answer(arguments: $0.arguments) }).first
+        else { return (content, nil, "") }
+        let lead = content.trimmingCharacters(in: .whitespacesAndNewlines)
+        let separator = lead.isEmpty || content.hasSuffix("\n") ? "" : "\n"
+        let added = separator + ChatStreamDecoder.sanitized(parts.textForm)
+        let typed = TypedAnswer((lead.isEmpty ? [] : [.text(lead)]) + parts.parts)
+        return (content + added, typed, added)
     }
 
     private func collect(
