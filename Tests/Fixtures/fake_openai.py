@@ -26,6 +26,13 @@ POST /v1/chat/completions
     (approx_tokens).  "[nousage]" plays a server that ignores the option (no
     usage chunk), "[rejectoptions]" a strict one that answers 400 naming
     stream_options whenever the field is there.
+    When "tools" offers a function named show_answer and the question says
+    "[table]" (or "[list]"), the answer is instead a call of it with a small
+    fixed table (list): streamed, the name in the first delta and the
+    arguments JSON in 4 pieces; whole, as message.tool_calls.  The log entry
+    then has "tool_call": "table" (or "list").  With any "tools" and
+    "[notools]" in the question: 400 "tools are not supported" (param tools),
+    a server without tool support.
 
 POST /v1/audio/transcriptions, POST /v1/audio/translations
     multipart/form-data as in OpenAI's CreateTranscriptionRequest and
@@ -163,6 +170,30 @@ def last_user_message(messages):
 def last_user_text(messages):
     message = last_user_message(messages)
     return content_text(message.get("content")) if message else ""
+
+
+# The show_answer arguments "[table]" and "[list]" are answered with.
+TOOL_ANSWERS = {
+    "[table]": {"parts": [{"kind": "table", "columns": ["City", "Population"],
+                           "rows": [["Oslo", "709000"], ["Bergen", "291000"]]}]},
+    "[list]": {"parts": [{"kind": "list", "title": "Planets",
+                          "items": ["Mercury", "Venus", "Earth"]}]},
+}
+TOOL_PIECES = 4  # a streamed call's arguments come in this many pieces
+
+
+def offers_show_answer(body):
+    tools = body.get("tools")
+    return isinstance(tools, list) and any(
+        isinstance(tool, dict) and isinstance(tool.get("function"), dict)
+        and tool["function"].get("name") == "show_answer" for tool in tools)
+
+
+def find_tool_answer(body, question):
+    """The kind of show_answer call to answer with ("table", "list"), or None."""
+    if not offers_show_answer(body):
+        return None
+    return next((tag[1:-1] for tag in TOOL_ANSWERS if tag in question), None)
 
 
 def find_tag(question):
@@ -382,12 +413,30 @@ class Reply:
         return {"id": "chatcmpl-fake", "object": obj_type,
                 "created": self.created, "model": self.model}
 
+    def set_tool_call(self, arguments):
+        """Answer with a show_answer call instead of text."""
+        self.arguments = to_json(arguments)
+        self.answer = ""
+        completion_tokens = approx_tokens(self.arguments)
+        self.usage["completion_tokens"] = completion_tokens
+        self.usage["total_tokens"] = self.usage["prompt_tokens"] + completion_tokens
+
+    def tool_call(self, arguments, first):
+        call = {"index": 0, "function": {"arguments": arguments}}
+        if first:
+            call.update(id="call_fake", type="function")
+            call["function"]["name"] = "show_answer"
+        return call
+
     def completion(self):
         body = self._envelope("chat.completion")
-        body["choices"] = [{"index": 0,
-                            "message": {"role": "assistant",
-                                        "content": self.answer},
-                            "finish_reason": "stop"}]
+        message = {"role": "assistant", "content": self.answer}
+        if getattr(self, "arguments", None) is not None:
+            message = {"role": "assistant", "content": None,
+                       "tool_calls": [self.tool_call(self.arguments, True)]}
+            del message["tool_calls"][0]["index"]
+        body["choices"] = [{"index": 0, "message": message,
+                            "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}]
         body["usage"] = self.usage
         return body
 
@@ -707,6 +756,8 @@ class Handler(BaseHTTPRequestHandler):
                 entry["image_bytes"] = len(image)
         try:
             check_stream_options(body, last_user_text(body.get("messages")))
+            if "tools" in body and "[notools]" in last_user_text(body.get("messages")):
+                raise BadRequest("tools are not supported", "tools")
         except BadRequest as error:
             self._refuse(entry, error)
             return
@@ -719,7 +770,15 @@ class Handler(BaseHTTPRequestHandler):
         vision = self.state.vision_answer(entry.get("image_sha256"))
         if vision is not None:
             reply.answer = vision
-        if body.get("stream") is True:
+        tool = find_tool_answer(body, question) if tag in (None, "[nousage]") else None
+        if tool is not None:
+            entry["tool_call"] = tool
+            reply.set_tool_call(TOOL_ANSWERS[f"[{tool}]"])
+            if body.get("stream") is True:
+                self._stream_tool_call(reply)
+            else:
+                self._send_json(200, reply.completion())
+        elif body.get("stream") is True:
             self._stream(tag, reply)
         elif tag == "[stall]":
             self._stall()  # no headers at all: a server that never answers
@@ -915,6 +974,21 @@ class Handler(BaseHTTPRequestHandler):
             out.data("[DONE]")
             out.end()
 
+    def _stream_tool_call(self, reply):
+        """A show_answer call: the name first, the arguments in pieces."""
+        out = self._start_sse(chunked=True)
+        out.data(reply.chunk({"role": "assistant", "content": None,
+                              "tool_calls": [reply.tool_call("", True)]}))
+        for piece in split_into(reply.arguments, TOOL_PIECES):
+            out.data(reply.chunk({"tool_calls": [reply.tool_call(piece, False)]}))
+            self.state.stamp(self.entry, "t_pieces")
+        out.data(reply.chunk({}, "tool_calls"))
+        if reply.include_usage:
+            self.entry["usage"] = reply.usage
+            out.data(reply.usage_chunk())
+        out.data("[DONE]")
+        out.end()
+
     def _stream_midstream(self, reply):
         out = self._start_sse(chunked=False)
         out.data(reply.chunk({"role": "assistant", "content": ""}))
@@ -1105,6 +1179,27 @@ def self_test():
     ]:
         expect(what, 400, "/v1/chat/completions", body, error=error)
     expect("strict server, no options", 200, "/v1/chat/completions", streamed("[rejectoptions] hi"))
+
+    tools = {"tools": [{"type": "function", "function": {"name": "show_answer", "parameters": {}}}],
+             "tool_choice": "auto"}
+    expect("no tool support", 400, "/v1/chat/completions", streamed("[notools] hi", **tools), error="tools")
+    expect("no tools, no refusal", 200, "/v1/chat/completions", streamed("[notools] hi"))
+    status, data = call("/v1/chat/completions", streamed("[table] hi", **tools))
+    deltas = [json.loads(line[6:])["choices"][0]["delta"] for line in data.decode().splitlines()
+              if line.startswith("data: {")]
+    calls = [d["tool_calls"][0]["function"] for d in deltas if "tool_calls" in d]
+    arguments = "".join(c.get("arguments", "") for c in calls)
+    if status != 200 or calls[0].get("name") != "show_answer" or len(calls) < 4 \
+            or json.loads(arguments) != TOOL_ANSWERS["[table]"]:
+        failures.append(f"streamed tool call: {data[:300]!r}")
+    status, data = call("/v1/chat/completions",
+                        to_json({"model": "m", "messages": [{"role": "user", "content": "[list]"}], **tools}).encode())
+    message = json.loads(data)["choices"][0]["message"] if status == 200 else {}
+    whole = (message.get("tool_calls") or [{}])[0].get("function", {})
+    if whole.get("name") != "show_answer" or json.loads(whole.get("arguments", "null")) != TOOL_ANSWERS["[list]"]:
+        failures.append(f"whole tool call: {data[:300]!r}")
+    if "tool_call" in server.state.snapshot()[-3] or server.state.snapshot()[-1].get("tool_call") != "list":
+        failures.append("tool_call in the log")
 
     server.shutdown()
     server.server_close()
