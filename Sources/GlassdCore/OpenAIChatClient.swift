@@ -255,7 +255,7 @@ public struct OpenAIChatClient: Sendable {
         else { return (content, nil, "") }
         let lead = content.trimmingCharacters(in: .whitespacesAndNewlines)
         let separator = lead.isEmpty || content.hasSuffix("\n") ? "" : "\n"
-        let added = separator + ChatStreamDecoder.sanitized(parts.textForm)
+        let added = separator + parts.textForm
         let typed = TypedAnswer((lead.isEmpty ? [] : [.text(lead)]) + parts.parts)
         return (content + added, typed, added)
     }

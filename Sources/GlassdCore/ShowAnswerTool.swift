@@ -16,12 +16,15 @@ enum ShowAnswerTool {
         """#.utf8)
 
     /// The typed answer in a call's arguments (`{"parts":[...]}`); nil unless every part decodes
-    /// and there is at least one: a half-understood call is worse than the model's text.
+    /// and there is at least one: a half-understood call is worse than the model's text. One with
+    /// a NUL anywhere (its text form holds every string) is refused too: NUL cannot travel on
+    /// D-Bus nor into SQLite, and the content is there to fall back on.
     static func answer(arguments: String) -> TypedAnswer? {
         guard let decoded = try? JSONDecoder().decode(Arguments.self, from: Data(arguments.utf8)),
             !decoded.parts.isEmpty
         else { return nil }
-        return TypedAnswer(decoded.parts)
+        let answer = TypedAnswer(decoded.parts)
+        return answer.textForm.contains("\u{0}") ? nil : answer
     }
 
     private struct Arguments: Decodable {

@@ -116,6 +116,7 @@ struct ShowAnswerTests {
             #"{"parts":[{"kind":"chart","values":[1]}]}"#,
             #"{"parts":[{"kind":"number","value":"many","unit":""}]}"#,
             #"{"parts":[]}"#,
+            #"{"parts":[{"kind":"text","text":"a\u0000b"}]}"#,
         ]
         for arguments in bad {
             let chunks = [event(#"{"content":"Plain answer."}"#)] + toolCall(arguments, pieces: 3) + done
