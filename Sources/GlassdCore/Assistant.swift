@@ -113,7 +113,8 @@ public struct Assistant: Sendable {
         try await keep(
             question: text, answer: answer.text, queryID: queryID, mode: mode, usage: answer.usage,
             newConversation: newConversation)
-        return AssistantReply(text: answer.text, typed: .text(answer.text), answeredBy: nil)
+        if let typed = answer.typed { await keepTyped(queryID, typed, answeredBy: nil) }
+        return AssistantReply(text: answer.text, typed: answer.typed ?? .text(answer.text), answeredBy: nil)
     }
 
     /// The typed form and who answered, for AnswerOf; the turn is kept already, so a failure here

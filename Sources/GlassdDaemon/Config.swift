@@ -11,6 +11,10 @@ public struct Config: Sendable, Equatable {
     public var baseURL: String?
     /// `[assistant] kind`: `openai` (any OpenAI-compatible server) or `susi` (SUSI.AI's chat.json).
     public var assistantKind = "openai"
+    /// `[assistant] show_answer_tool`: offer the model the `show_answer` tool for lists, tables,
+    /// links, places and numbers; nil: on, except for the embedded default model (too small to
+    /// call tools well).
+    public var showAnswerTool: Bool?
     public var chatModel = "gpt-4o-mini"
     /// `[assistant] embedded`: the server is the embedded default (Scripts/backend, a tiny model);
     /// only said in the log at start.
@@ -128,6 +132,7 @@ public struct Config: Sendable, Equatable {
         config.photosKept = try reader.int(photos, "photos", "keep", in: 1...100_000) ?? config.photosKept
         config.chatModel = try reader.string(assistant, "assistant", "chat_model") ?? config.chatModel
         config.embedded = try reader.bool(assistant, "assistant", "embedded") ?? false
+        config.showAnswerTool = try reader.bool(assistant, "assistant", "show_answer_tool")
         config.transcriptionModel =
             try reader.string(assistant, "assistant", "transcription_model") ?? config.transcriptionModel
         config.timeoutSeconds =

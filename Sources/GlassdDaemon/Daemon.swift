@@ -67,7 +67,7 @@ public enum Daemon {
             OpenAIChatClient(
                 config: ChatServerConfig(
                     baseURL: baseURL, model: config.chatModel, apiKey: key?.key,
-                    timeout: .seconds(config.timeoutSeconds)),
+                    timeout: .seconds(config.timeoutSeconds), showAnswerTool: config.showAnswerTool ?? !config.embedded),
                 transport: transport)
         }
         let transcriber = (config.transcriptionURL ?? (susi != nil ? nil : config.baseURL)).map { baseURL in

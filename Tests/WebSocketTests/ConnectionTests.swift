@@ -96,13 +96,13 @@ import WebSocket
         #expect(try await run.finished() == 1001)
     }
 
+    /// A refusal is reported as one, not waited out: had the connect waited for its timeout, it
+    /// would fail `.timedOut` (no clock is read: a loaded machine is slow, not wrong).
     @Test func refusedConnectionFailsPromptly() async throws {
         let server = try TestServer(listening: false)
-        let start = ContinuousClock.now
         await #expect(throws: WebSocketError.connectFailed("127.0.0.1:\(server.port): Connection refused")) {
-            try await WebSocketConnection.connect(to: server.url, timeout: .seconds(10))
+            try await WebSocketConnection.connect(to: server.url, timeout: .seconds(600))
         }
-        #expect(ContinuousClock.now - start < .seconds(5))
     }
 
     @Test func silentServerTimesOut() async throws {
