@@ -23,6 +23,9 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     /// this much) ends as failed: broken or hostile glasses cannot keep glassd recording.
     static var silentGlasses: Duration { .seconds(10) }
 
+    /// Stray recordings are stopped at most this often.
+    static var strayPause: Duration { .seconds(2) }
+
     /// The question stored for a translation (the speech itself is not transcribed).
     static var spokenQuestion: String { "(spoken, translated to English)" }
 
@@ -80,8 +83,9 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             var capture: VoiceCapture<C>?
             var answering: OneShotEvent?
             var generation: UInt64 = 0
-            /// Told the glasses to stop a recording no capture owns.
+            /// Told the glasses to stop a recording no capture owns, and when.
             var strayStopped = false
+            var lastStray: C.Instant?
             /// When `capture` is given up unless the glasses send more of it.
             func deadline(_ capture: VoiceCapture<C>) -> C.Instant {
                 min(
@@ -133,9 +137,11 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         break  // the spoken question follows
                     case .audio(let bytes):
                         guard let current = capture else {
-                            // A recording nobody owns (an agent session that ended during it): stopped.
-                            if !strayStopped {
+                            // A recording nobody owns (an agent session that ended during it): stopped,
+                            // at most once in `strayPause`, so garbage from the glasses costs no more.
+                            if !strayStopped, lastStray.map({ clock.now >= $0.advanced(by: Self.strayPause) }) ?? true {
                                 strayStopped = true
+                                lastStray = clock.now
                                 group.addTask { try? await session.stopRecording() }
                             }
                             break
@@ -148,10 +154,15 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         }
                     case .audioEnd:
                         guard let done = capture else {
-                            // The end of a recording no capture owns: the glasses wait for an
-                            // answer that will not come.
+                            // The end of a recording nobody owns: the glasses wait for an answer
+                            // that will not come (given for a stray recording stopped, else as
+                            // rarely as the stops are).
+                            let due = lastStray.map { clock.now >= $0.advanced(by: Self.strayPause) } ?? true
+                            if strayStopped || due {
+                                if !strayStopped { lastStray = clock.now }
+                                group.addTask { await session.giveEmptyAnswer() }
+                            }
                             strayStopped = false
-                            group.addTask { await session.giveEmptyAnswer() }
                             break
                         }
                         capture = nil
