@@ -40,10 +40,14 @@ final class SocketThread: Sendable {
     /// The wake-up pipe: a byte in it makes the thread look at `state`. Read end first.
     let wakeFDs: (read: Int32, write: Int32)
 
-    init() {
+    /// Throws when no pipe can be made (out of file descriptors): the connection fails, the
+    /// process does not.
+    init() throws(WebSocketError) {
         var pair: [Int32] = [-1, -1]
         // Glibc's Swift module has no eventfd; a non-blocking pipe wakes poll just as well.
-        precondition(pipe(&pair) == 0, "pipe failed: \(String(cString: strerror(errno)))")
+        guard pipe(&pair) == 0 else {
+            throw .connectFailed("cannot make a wake-up pipe: \(String(cString: strerror(errno)))")
+        }
         for fd in pair {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

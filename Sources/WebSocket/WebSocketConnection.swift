@@ -26,7 +26,7 @@ public final class WebSocketConnection: Sendable {
     ) async throws(WebSocketError) -> WebSocketConnection {
         let handshake = try ClientHandshake(url: WebSocketURL(url), headers: headers)
         let deadline = ContinuousClock.now + timeout
-        let socket = SocketThread()
+        let socket = try SocketThread()
         // Unbounded: messages are not dropped, and a reader slower than the server for long is
         // a bug to fix in the reader, not something to hide by stalling the socket's pings.
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: WebSocketMessage.self, throwing: (any Error).self)
