@@ -18,6 +18,8 @@ extension AppMessage {
         case .stopRecording: 0x15
         case .capture: 0x16
         case .photoSettings: 0x17
+        case .pageText: 0x18
+        case .pagesShow: 0x19
         case .ready: 0x81
         case .audioStart: 0x82
         case .audioData: 0x83
@@ -46,6 +48,8 @@ extension AppMessage {
         case 0x15: "stopRecording"
         case 0x16: "capture"
         case 0x17: "photoSettings"
+        case 0x18: "pageText"
+        case 0x19: "pagesShow"
         case 0x81: "ready"
         case 0x82: "audioStart"
         case 0x83: "audioData"
@@ -69,12 +73,14 @@ extension AppMessage {
 
     private var payload: [UInt8] {
         switch self {
-        case .display(let s), .response(let s), .error(let s), .alert(let s), .ready(let s): Array(s.utf8)
+        case .display(let s), .response(let s), .error(let s), .alert(let s), .ready(let s), .pageText(let s): Array(s.utf8)
         case .capture(let settings), .photoSettings(let settings): settings.encoded
         case .audioStart(let sampleRate, let bits): [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
         case .audioData(let bytes), .photoData(let bytes): bytes
         case .battery(let level): [level]
-        case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap: []
+        case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap,
+            .pagesShow:
+            []
         }
     }
 
@@ -131,6 +137,8 @@ extension AppMessage {
         case 0x15: return try empty(.stopRecording)
         case 0x16: return .capture(try settings())
         case 0x17: return .photoSettings(try settings())
+        case 0x18: return .pageText(try text())
+        case 0x19: return try empty(.pagesShow)
         case 0x81:
             let version = try text()
             guard !version.isEmpty else { throw .badPayload(name) }

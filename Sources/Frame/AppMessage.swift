@@ -28,6 +28,10 @@ public enum AppMessage: Sendable, Equatable {
     case capture(PhotoSettings)
     /// 0x17: the settings of the photos taken for questions from now on.
     case photoSettings(PhotoSettings)
+    /// 0x18: text of a laid-out answer's pages, appended; a form feed separates pages.
+    case pageText(String)
+    /// 0x19: show the pages sent (the first now; a tap turns the page).
+    case pagesShow
 
     // Device → host.
     /// 0x81: the app runs and waits for a tap; the payload is its version.

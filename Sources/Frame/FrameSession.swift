@@ -231,7 +231,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             book.cancelled()
         case .tap:
             book.publish(.tap)
-        case .display, .response, .error, .answerEnd, .alert, .stopRecording, .capture, .photoSettings:
+        case .display, .response, .error, .answerEnd, .alert, .stopRecording, .capture, .photoSettings, .pageText, .pagesShow:
             book.logDropped(message.name, "unexpected message from the Frame dropped: \(message.name)")
         }
     }
@@ -302,6 +302,21 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             book.sceneFrameAsked = nil
             throw error
         }
+    }
+
+    /// The app's answer area: 24 characters (its font is proportional) by 5 lines (the sixth is its status).
+    public func pageLayout() -> AnswerLayout { AnswerLayout(columns: 24, lines: 5) }
+
+    /// The pages in pageText messages (form feeds between them), then pagesShow: the app shows the
+    /// first and turns the page on each tap, with no round trip.
+    public func showPages(_ pages: [String]) async throws {
+        let write = try write()
+        let text = Array(pages.map(DisplayText.ascii).joined(separator: "\u{0C}"))
+        let limit = mtu.maxMessagePayload
+        for start in stride(from: 0, to: text.count, by: limit) {
+            try await write(.pageText(String(text[start..<min(start + limit, text.count)])))
+        }
+        try await write(.pagesShow)
     }
 
     public func showAlert(_ text: String?) async throws {

@@ -38,6 +38,8 @@ public protocol GlassesSession: Sendable {
     /// Shows a laid-out answer's pages (AnswerPages): the first now, the next on each tap; after
     /// the last the glasses are ready for a question again.
     func showPages(_ pages: [String]) async throws
+    /// The pages' size on this kind's display.
+    func pageLayout() async -> AnswerLayout
 }
 
 extension GlassesSession {
@@ -46,6 +48,8 @@ extension GlassesSession {
     public func showPages(_ pages: [String]) async throws {
         try await display(pages.joined(separator: "\n"))
     }
+
+    public func pageLayout() async -> AnswerLayout { .monocle }
 
     public func answerStream() async throws -> AnswerStream { try await answerStream(claim: false) }
     public func answerFinished() async { await answerFinished(nil) }

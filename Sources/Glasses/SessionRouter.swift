@@ -84,4 +84,5 @@ public actor SessionRouter: GlassesSession {
 
     public func showAlert(_ text: String?) async throws { try await sessions[active].session.showAlert(text) }
     public func showPages(_ pages: [String]) async throws { try await sessions[active].session.showPages(pages) }
+    public func pageLayout() async -> AnswerLayout { await sessions[active].session.pageLayout() }
 }

@@ -73,7 +73,7 @@ public enum GlassesAnswer {
     public static func showLaidOut(_ answer: TypedAnswer, on session: any GlassesSession, logger: Logger) async {
         guard answer.kind != "text" else { return }
         do {
-            try await session.showPages(AnswerPages.pages(answer, layout: .monocle))
+            try await session.showPages(AnswerPages.pages(answer, layout: await session.pageLayout()))
         } catch {
             logger.info("cannot show the answer's layout on the glasses: \(error)")
         }

@@ -178,6 +178,10 @@ TOOL_ANSWERS = {
                            "rows": [["Oslo", "709000"], ["Bergen", "291000"]]}]},
     "[list]": {"parts": [{"kind": "list", "title": "Planets",
                           "items": ["Mercury", "Venus", "Earth"]}]},
+    # More than one page on any glasses' display.
+    "[longlist]": {"parts": [{"kind": "list", "title": "Months",
+                              "items": ["January", "February", "March", "April", "May", "June", "July",
+                                        "August", "September", "October", "November", "December"]}]},
 }
 TOOL_PIECES = 4  # a streamed call's arguments come in this many pieces
 

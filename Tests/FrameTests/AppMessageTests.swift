@@ -55,7 +55,8 @@ struct AppMessageTests {
             ([0x01], .tooShort(1)),
             ([0x31, 0x10], .missingPrefix(0x31)),
             ([0x01, 0x00], .unknownCode(0x00)),
-            ([0x01, 0x18], .unknownCode(0x18)),
+            ([0x01, 0x1A], .unknownCode(0x1A)),
+            ([0x01, 0x19, 0x00], .badPayload("pagesShow")),
             ([0x01, 0x80], .unknownCode(0x80)),
             ([0x01, 0x8D], .unknownCode(0x8D)),
             ([0x01, 0x11, 0xC3], .badPayload("response")),  // cut UTF-8

@@ -311,4 +311,26 @@ struct FrameGlassesTests {
             #expect(cancelled.last?.arguments.dropFirst().first == .string(GlassdErrorName.cancelled), "\(cancelled.map(\.arguments))")
         }
     }
+
+    @Test("a laid-out answer on the Frame: its pages, 24 characters by 5 lines, turned by taps; the last page's tap asks the next question")
+    func pages() async throws {
+        try await withFrameReady { ble, bus, vf in
+            let asked = try await ble.world.callManager("Query", "s", ["[longlist] the months"])
+            #expect(asked.ok, "\(asked.stderr)")
+            let first = try await vf.waitForDisplay(containing: "Tap for more")
+            #expect(VirtualFrame.shows(first, "Months") && VirtualFrame.shows(first, "1. January"), "\(first)")
+            let total = try #require(first.split(separator: "/").last.flatMap { Int($0.prefix { $0.isNumber }) })
+            #expect(total >= 2)
+            var shown = [first]
+            for page in 2...total {
+                try await vf.call("Tap")
+                shown.append(try await vf.waitForDisplay(containing: "\(page)/\(total)"))
+            }
+            #expect(VirtualFrame.shows(shown.last ?? "", "12. December"), "\(shown)")
+            #expect(VirtualFrame.shows(shown.last ?? "", "Tap to ask"), "\(shown.last ?? "")")
+            try await ble.world.setTranscript("what is the tallest mountain")
+            try await vf.call("Tap")
+            try await vf.waitForDisplay(containing: "Listening")
+        }
+    }
 }

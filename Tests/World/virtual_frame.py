@@ -53,6 +53,7 @@ NOTIFY_YIELD_EVERY = 8      # dbus-fast drops the connection on long synchronous
 SEND_QUEUE = 4              # frame.bluetooth.send: notifications the SoftDevice queue holds
 SEND_DRAIN = 0.002          # s each of them takes to go out
 CALL_TIMEOUT = 10.0
+FINGER_GAP_S = 0.06         # the shortest time between two taps of a finger (the app debounces 40 ms)
 
 
 def warn(text):
@@ -326,6 +327,7 @@ class Frame:
         self.address_text = "00:00:00:00:00:00"
         self.record = open(args.record, "a", encoding="utf-8") if args.record else None
         self.stats = Counter()
+        self.last_tap = 0.0
         self.flash = devices.Flash(args.fs)
         self.mic, self.display = devices.Microphone(), devices.Display()
         self.camera = devices.Camera(args.photo)
@@ -450,6 +452,12 @@ class Frame:
 
     # --- power, bond, DFU
     async def tap(self):
+        # A finger cannot tap twice within the app's 40 ms debounce: a tap asked for sooner (a
+        # test that taps as soon as the display changed) comes when a finger's next one could.
+        since = time.monotonic() - self.last_tap
+        if since < FINGER_GAP_S:
+            await asyncio.sleep(FINGER_GAP_S - since)
+        self.last_tap = time.monotonic()
         self.stats["taps"] += 1
         if self.mode == "asleep":       # a tap wakes it: it boots
             await self.power_on()

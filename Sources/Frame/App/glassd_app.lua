@@ -7,7 +7,9 @@ GLASSD_APP_VERSION = '-'
 -- Messages (Sources/Frame/AppMessage.swift): [code, payload...] after the firmware's 0x01
 -- prefix. A tap while idle records a question (two taps within 0.3 s: a photo first); a tap
 -- while recording ends it; a tap while the answer comes cancels it. The host's text shows as a
--- heading (DISPLAY), answer (RESPONSE) and errors in red (ERROR), an alert line on top.
+-- heading (DISPLAY), answer (RESPONSE) and errors in red (ERROR), an alert line on top. A
+-- laid-out answer comes as pages (PAGE_TEXT..., form feeds between pages, then PAGES_SHOW): a tap
+-- turns the page, and the last page's tap is an ordinary tap again.
 --
 -- Callbacks run in the firmware's hooks, between any two instructions: they only queue. Every
 -- handler runs under pcall so one bad message cannot stop the app, but the firmware's "break
@@ -15,7 +17,7 @@ GLASSD_APP_VERSION = '-'
 
 local M = {
   DISPLAY = 0x10, RESPONSE = 0x11, ERROR = 0x12, ANSWER_END = 0x13, ALERT = 0x14, STOP = 0x15,
-  CAPTURE = 0x16, PHOTO_SETTINGS = 0x17,
+  CAPTURE = 0x16, PHOTO_SETTINGS = 0x17, PAGE_TEXT = 0x18, PAGES_SHOW = 0x19,
   READY = 0x81, AUDIO_START = 0x82, AUDIO_DATA = 0x83, AUDIO_END = 0x84, PHOTO_START = 0x85,
   PHOTO_DATA = 0x86, PHOTO_END = 0x87, SCENE_START = 0x88, SCENE_END = 0x89, CANCELLED = 0x8A,
   BATTERY = 0x8B, TAP = 0x8C,
@@ -36,7 +38,7 @@ local LINE_H, CHARS, ROWS = 60, 24, 6
 local HEADING, ANSWER, FAILURE, WARNING, STATUS_COLOR = 'SKYBLUE', 'WHITE', 'RED', 'YELLOW', 'GREY'
 local QUALITIES = { [0] = 'VERY_LOW', 'LOW', 'MEDIUM', 'HIGH', 'VERY_HIGH' }
 
-local IDLE, RECORDING, ANSWERING = 'idle', 'recording', 'answering'
+local IDLE, RECORDING, ANSWERING, PAGED = 'idle', 'recording', 'answering', 'paged'
 local STATUS = { idle = 'Tap to ask', recording = 'Listening - tap to stop' }
 
 local inbox, taps = {}, {}
@@ -138,9 +140,24 @@ local function append(text, color)
   S.dirty = true
 end
 
+-- A page as glassd laid it out (its lines as they are), the status below it.
+local function render_page()
+  local page = S.pages[S.page] or ''
+  local row = 1
+  for line in (page .. '\n'):gmatch('([^\n]*)\n') do
+    if row > ROWS - 1 then break end
+    if line:find('%S') then frame.display.text(line, 1, 1 + (row - 1) * LINE_H, { color = ANSWER }) end
+    row = row + 1
+  end
+  local status = S.page < #S.pages and 'Tap for more' or STATUS[IDLE]
+  frame.display.text(status, 1, 1 + (ROWS - 1) * LINE_H, { color = STATUS_COLOR })
+  frame.display.show()
+end
+
 -- Alert on top, status at the bottom, the last lines of the text between.
 local function render()
   S.dirty = false
+  if S.state == PAGED then return render_page() end
   local lines = {}
   for _, segment in ipairs(S.segments) do wrap(segment.text, segment.color, lines) end
   local rows, top = ROWS, 1
@@ -244,6 +261,14 @@ end
 
 local function tapped(at)
   send(M.TAP)
+  if S.state == PAGED then
+    if S.page < #S.pages then
+      S.page, S.dirty = S.page + 1, true
+      return
+    end
+    -- The last page says "Tap to ask": this tap is an ordinary one.
+    S.state, S.pages, S.segments, S.dirty = IDLE, {}, {}, true
+  end
   if S.state == RECORDING then
     stop_recording()
   elseif S.state == ANSWERING then
@@ -259,7 +284,19 @@ end
 
 local function handle(data)
   local code, payload = data:byte(1), data:sub(2)
-  if code == M.DISPLAY then
+  if S.state == PAGED and (code == M.DISPLAY or code == M.RESPONSE or code == M.ERROR) then
+    S.state, S.pages, S.segments = IDLE, {}, {}
+  end
+  if code == M.PAGE_TEXT then
+    S.page_text = (S.page_text .. payload):sub(1, TEXT_MAX)
+  elseif code == M.PAGES_SHOW then
+    local pages = {}
+    for page in (S.page_text .. '\f'):gmatch('([^\f]*)\f') do pages[#pages + 1] = page end
+    S.page_text = ''
+    if S.state ~= RECORDING and #pages > 0 then
+      S.pages, S.page, S.state, S.dirty = pages, 1, PAGED, true
+    end
+  elseif code == M.DISPLAY then
     S.segments = {}
     append(payload, HEADING)
   elseif code == M.RESPONSE then
@@ -332,7 +369,7 @@ end
 function glassd_run()
   pcall(frame.microphone.stop)
   inbox, taps = {}, {}
-  S = { photo = S.photo, segments = {}, alert = '', state = IDLE, dirty = true }
+  S = { photo = S.photo, segments = {}, alert = '', state = IDLE, dirty = true, pages = {}, page = 1, page_text = '' }
   frame.bluetooth.receive_callback(on_data)
   frame.imu.tap_callback(on_tap)
   send(M.READY, GLASSD_APP_VERSION)
