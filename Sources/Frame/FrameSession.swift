@@ -311,11 +311,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
     /// first and turns the page on each tap, with no round trip.
     public func showPages(_ pages: [String]) async throws {
         let write = try write()
-        let text = Array(pages.map(DisplayText.ascii).joined(separator: "\u{0C}"))
-        let limit = mtu.maxMessagePayload
-        for start in stride(from: 0, to: text.count, by: limit) {
-            try await write(.pageText(String(text[start..<min(start + limit, text.count)])))
-        }
+        for piece in AnswerPages.wire(pages, limit: mtu.maxMessagePayload) { try await write(.pageText(piece)) }
         try await write(.pagesShow)
     }
 

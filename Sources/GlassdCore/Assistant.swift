@@ -80,19 +80,11 @@ public struct Assistant: Sendable {
         try Self.validate(text)
         if let image { try Self.validate(image: image) }
         if let local, let answer = await local(text) {
-            let answerText = answer.answer.textForm
-            await onDelta(answerText)
-            try await keep(question: text, answer: answerText, queryID: queryID, mode: mode, usage: nil, newConversation: false)
-            await keepTyped(queryID, answer.answer, answeredBy: answer.answeredBy)
-            return AssistantReply(text: answerText, typed: answer.answer, answeredBy: answer.answeredBy)
+            return try await whole(answer.answer, answeredBy: answer.answeredBy, to: text, queryID: queryID, mode: mode, onDelta: onDelta)
         }
         if let susi, image == nil {
             let reply = try await susi.ask(text)
-            let answerText = reply.answer.textForm
-            await onDelta(answerText)
-            try await keep(question: text, answer: answerText, queryID: queryID, mode: mode, usage: nil, newConversation: false)
-            await keepTyped(queryID, reply.answer, answeredBy: "susi")
-            return AssistantReply(text: answerText, typed: reply.answer, answeredBy: "susi")
+            return try await whole(reply.answer, answeredBy: "susi", to: text, queryID: queryID, mode: mode, onDelta: onDelta)
         }
         guard let client else {
             throw .notConfigured("No assistant server is configured: set [assistant] base_url in glassd.conf.")
@@ -117,18 +109,23 @@ public struct Assistant: Sendable {
         return AssistantReply(text: answer.text, typed: answer.typed ?? .text(answer.text), answeredBy: nil)
     }
 
+    /// An answer that came whole (a local skill's, SUSI's): its text form is the one piece, the
+    /// turn is kept with its typed form.
+    private func whole(
+        _ answer: TypedAnswer, answeredBy: String, to question: String, queryID: String, mode: Mode,
+        onDelta: @Sendable (String) async -> Void
+    ) async throws(AssistantError) -> AssistantReply {
+        let text = answer.textForm
+        await onDelta(text)
+        try await keep(question: question, answer: text, queryID: queryID, mode: mode, usage: nil, newConversation: false)
+        await keepTyped(queryID, answer, answeredBy: answeredBy)
+        return AssistantReply(text: text, typed: answer, answeredBy: answeredBy)
+    }
+
     /// The typed form and who answered, for AnswerOf; the turn is kept already, so a failure here
     /// loses only the structure (History has the text).
     private func keepTyped(_ queryID: String, _ answer: TypedAnswer, answeredBy: String?) async {
         try? await typedAnswers?.save(queryID: queryID, answer: answer, answeredBy: answeredBy, at: now())
-    }
-
-    /// The last turn of the current conversation (a local skill repeats it); nil when there is none.
-    public func lastTurn() async -> (question: String, answer: String)? {
-        guard let last = try? await store.recentMessages(limit: 2), last.count == 2,
-            last[0].role == .user, last[1].role == .assistant
-        else { return nil }
-        return (last[0].text, last[1].text)
     }
 
     /// Keeps a turn no chat model answered (a spoken translation, whose answer is the

@@ -59,11 +59,8 @@ struct ManagerSignals: QueryEvents {
     }
 
     private func post(_ signal: String, _ arguments: [DBusValue]) {
-        // Text from a server or the glasses may hold a NUL, which no D-Bus string can: it is
-        // dropped rather than the whole signal refused.
         let arguments = arguments.map { argument -> DBusValue in
-            guard case .string(let text) = argument, text.utf8.contains(0) else { return argument }
-            return .string(String(text.unicodeScalars.filter { $0 != "\0" }))
+            if case .string(let text) = argument { .string(text.busSafe) } else { argument }
         }
         connection.post(signal, interface: GlassdBus.managerInterface, at: GlassdBus.managerPath, arguments) {
             [logger] error in logger.warning("cannot emit \(signal), ignoring: \(error)")

@@ -48,8 +48,5 @@ enum TypedAnswerBus {
         .array(element: "s", values.map { string($0) })
     }
 
-    /// Text from a server may hold a NUL, which no D-Bus string can: it is dropped.
-    private static func string(_ text: String) -> DBusValue {
-        .string(text.utf8.contains(0) ? String(text.unicodeScalars.filter { $0 != "\0" }) : text)
-    }
+    private static func string(_ text: String) -> DBusValue { .string(text.busSafe) }
 }

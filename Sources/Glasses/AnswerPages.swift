@@ -86,3 +86,12 @@ public enum AnswerPages {
         }
     }
 }
+
+extension AnswerPages {
+    /// The pages as the glasses take them: in the display's font, a form feed between pages, in
+    /// pieces of at most `limit` characters (one message each; the text is ASCII, a byte each).
+    public static func wire(_ pages: [String], limit: Int) -> [String] {
+        let text = Array(pages.map(DisplayText.ascii).joined(separator: "\u{0C}"))
+        return stride(from: 0, to: text.count, by: max(1, limit)).map { String(text[$0..<min($0 + max(1, limit), text.count)]) }
+    }
+}

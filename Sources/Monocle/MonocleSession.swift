@@ -320,11 +320,8 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
     public func showPages(_ pages: [String]) async throws {
         try book.checkReady()
         guard let dataLink else { throw SessionError.notConnected("The glasses are not ready (starting).") }
-        let text = Array(pages.map(DisplayText.ascii).joined(separator: "\u{0C}"))
         try await displayGate.withLock {
-            for start in stride(from: 0, to: text.count, by: maxPayload) {
-                try await dataLink.send(.pageText(String(text[start..<min(start + maxPayload, text.count)])))
-            }
+            for piece in AnswerPages.wire(pages, limit: maxPayload) { try await dataLink.send(.pageText(piece)) }
             try await dataLink.send(.pagesShow)
         }
     }

@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import wave
 
@@ -500,17 +501,24 @@ async def run(tmp, procs):
 
 
 def start(tmp, env, name, argv, ready="READY"):
-    out = open(os.path.join(tmp, name + ".out"), "w")
+    """Starts a world process; returns once it printed `ready` (a thread copies its output to
+    NAME.out and says when the line came: no polling)."""
     err = open(os.path.join(tmp, name + ".err"), "w")
-    proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
-    t_end = time.monotonic() + 15
-    while time.monotonic() < t_end:
-        with open(os.path.join(tmp, name + ".out")) as f:
-            if ready in f.read():
-                return proc
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, env=env, text=True)
+    seen = threading.Event()
+
+    def copy():
+        with open(os.path.join(tmp, name + ".out"), "w") as out:
+            for line in proc.stdout:
+                out.write(line)
+                out.flush()
+                if ready in line:
+                    seen.set()
+        seen.set()  # the output ended: the process is gone
+
+    threading.Thread(target=copy, daemon=True).start()
+    if seen.wait(15) and proc.poll() is None:
+        return proc
     with open(os.path.join(tmp, name + ".err")) as f:
         raise SystemExit(f"{name} did not start:\n{f.read()}")
 

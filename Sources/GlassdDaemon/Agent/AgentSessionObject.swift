@@ -63,7 +63,7 @@ final class AgentSessionObject: AgentOutput {
         connection.post { connection in
             if state == .failed {
                 try? connection.setProperty(
-                    GlassdBus.Agent.error, to: .string(Self.clean(error)), interface: GlassdBus.agentInterface, at: path)
+                    GlassdBus.Agent.error, to: .string(error.busSafe), interface: GlassdBus.agentInterface, at: path)
             }
             try? connection.setProperty(
                 GlassdBus.Agent.state, to: .string(state.rawValue), interface: GlassdBus.agentInterface, at: path)
@@ -82,7 +82,7 @@ final class AgentSessionObject: AgentOutput {
 
     func transcript(_ line: TranscriptBoard.Line) {
         post(GlassdBus.Agent.transcript, [
-            .string(line.role.rawValue), .string(Self.clean(line.text)), .bool(line.isFinal), .uint64(line.textTS),
+            .string(line.role.rawValue), .string(line.text.busSafe), .bool(line.isFinal), .uint64(line.textTS),
         ])
     }
 
@@ -109,8 +109,4 @@ final class AgentSessionObject: AgentOutput {
         }
     }
 
-    /// Server text may hold a NUL, which no D-Bus string can.
-    static func clean(_ text: String) -> String {
-        text.utf8.contains(0) ? String(text.unicodeScalars.filter { $0 != "\0" }) : text
-    }
 }
