@@ -33,6 +33,9 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(
+            name: "CPocketSphinx", pkgConfig: "pocketsphinx",
+            providers: [.apt(["libpocketsphinx-dev", "pocketsphinx-en-us"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Not "CZlib": ZIPFoundation already defines a module of that name.
         .systemLibrary(name: "CZlibCRC", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -117,6 +120,10 @@ let package = Package(
         // Pure: instant local skills (time and date, arithmetic, unit conversion, the glasses' state,
         // repeating the last turn), answered without any server, matched conservatively.
         .target(name: "Skills", dependencies: ["GlassdCore"], swiftSettings: strict),
+        // The wake phrase: pocketsphinx's keyphrase search on a thread of its own, and the host's microphone.
+        .target(
+            name: "Wake", dependencies: ["CPocketSphinx", "Audio", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
 
         // Adapters.
         // A WebSocket client (RFC 6455) over a TCP socket: the codec is pure, the socket has its own thread.
@@ -140,7 +147,7 @@ let package = Package(
             name: "GlassdDaemon",
             dependencies: [
                 "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle", "Frame", "Product", "Updates",
-                "Agent", "WebSocket", "Skills",
+                "Agent", "WebSocket", "Skills", "Wake",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -152,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "glassd",
             dependencies: [
-                "GlassdDaemon",
+                "GlassdDaemon", "Wake",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -201,6 +208,7 @@ let package = Package(
             name: "AgentTests", dependencies: ["Agent", "Glasses", "GlassdCore", "Audio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
         .testTarget(name: "SkillsTests", dependencies: ["Skills", "GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),

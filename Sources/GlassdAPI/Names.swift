@@ -75,6 +75,7 @@ public enum GlassdBus {
         public static let pairedDevice = "PairedDevice"
         public static let state = "State"
         public static let agents = "Agents"
+        public static let wake = "Wake"
     }
 
     public enum DeviceProperty {
@@ -152,6 +153,8 @@ public enum GlassdErrorName {
     public static let notFound = "org.glassd.Error.NotFound"
     public static let alreadyPaired = "org.glassd.Error.AlreadyPaired"
     public static let busy = "org.glassd.Error.Busy"
+    /// The glasses cannot do this (their kind, or scripts too old).
+    public static let notSupported = "org.glassd.Error.NotSupported"
     public static let notPaired = "org.glassd.Error.NotPaired"
     public static let notConnected = "org.glassd.Error.NotConnected"
     public static let cancelled = "org.glassd.Error.Cancelled"

@@ -3,6 +3,7 @@ import Agent
 import Foundation
 import Skills
 import TOMLKit
+import Wake
 
 /// glassd.conf, read once at start-up.
 public struct Config: Sendable, Equatable {
@@ -72,6 +73,8 @@ public struct Config: Sendable, Equatable {
     public var skills: Set<SkillName> = Set(SkillName.allCases)
     /// `[agent]`: the TEN agent server; nil: StartAgent answers NotConfigured.
     public var agent: AgentSettings?
+    /// `[wake]`: the wake phrase that starts a question as a tap would; nil: off (the default).
+    public var wake: WakeSettings?
 
     public init() {}
 
@@ -115,6 +118,7 @@ public struct Config: Sendable, Equatable {
         config.agent = try agentSettings(try section(table, "agent", file: file), file: file)
         let skills = try section(table, "skills", file: file)
         let reader = Reader(file: file)
+        config.wake = try wakeSettings(try section(table, "wake", file: file), reader: reader, file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.assistantKind = try reader.string(assistant, "assistant", "kind") ?? config.assistantKind
         guard ["openai", "susi"].contains(config.assistantKind) else {
@@ -191,7 +195,7 @@ public struct Config: Sendable, Equatable {
         return section
     }
 
-    private struct Reader {
+    struct Reader {
         var file: String
 
         func string(_ table: TOMLTable?, _ section: String, _ key: String) throws(Error) -> String? {

@@ -153,7 +153,7 @@ public enum Daemon {
                     throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
-            ], agents: agents)
+            ], agents: agents, wake: config.wake)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
@@ -184,6 +184,13 @@ public enum Daemon {
         }
         if let updates { services.append(UpdatePolicyService(updates: updates)) }
         services.append(agents)
+        if let wake = config.wake {
+            if let session = link?.session {
+                services.append(WakeService(settings: wake, session: session, connection: connection, logger: logger))
+            } else {
+                logger.warning("[wake] is set, but there is no Bluetooth: no glasses to start a question on")
+            }
+        }
         let group = ServiceGroup(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -27,6 +27,7 @@ enum ErrorMapping {
         switch error {
         case .notConnected(let message): BusError(name: GlassdErrorName.notConnected, message: message)
         case .busy: BusError(name: GlassdErrorName.busy, message: "The glasses are busy with another question.")
+        case .unsupported(let message): BusError(name: GlassdErrorName.notSupported, message: message)
         }
     }
 

@@ -4,6 +4,7 @@ import GlassdAPI
 import GlassdCore
 import Glibc
 import Logging
+import Wake
 import Product
 import Glasses
 import Monocle
@@ -34,6 +35,8 @@ struct ManagerInterface {
     let updateMethods: [InterfaceSpec.Method]
     /// StartAgent and Agents.
     let agents: AgentService
+    /// `[wake]`, for Manager1.Wake's first value.
+    let wake: WakeSettings?
 
     var spec: InterfaceSpec {
         InterfaceSpec(
@@ -63,6 +66,7 @@ struct ManagerInterface {
                 .init(GlassdBus.Property.privacy, .string(privacy), change: .constant),
                 .init(GlassdBus.Property.tokensUsed, .uint64(UInt64(clamping: tokensUsed))),
                 agents.agentsProperty,
+                WakeService.property(wake),
             ] + (link?.properties ?? LinkInterface.initialProperties),
             signals: [
                 .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),

@@ -35,6 +35,8 @@ public enum GlassesEvent: Sendable, Equatable {
     case tap
     /// The wearer cancelled the answer with a tap.
     case cancelled
+    /// What idle glasses hear while listening for the wake phrase (`setListening`), in `format`.
+    case listening([UInt8], format: AudioFormat)
 }
 
 /// What a session reports, in order.

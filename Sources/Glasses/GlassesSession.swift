@@ -6,6 +6,8 @@ public enum SessionError: Error, Sendable, Equatable {
     case notConnected(String)
     /// The glasses are capturing or showing another answer.
     case busy
+    /// These glasses (or their scripts) cannot do what was asked.
+    case unsupported(String)
 }
 
 /// A pair of glasses as the product sees it, whatever their kind: it serves the links the
@@ -40,6 +42,13 @@ public protocol GlassesSession: Sendable {
     func showPages(_ pages: [String]) async throws
     /// The pages' size on this kind's display.
     func pageLayout() async -> AnswerLayout
+    /// The wake phrase from the glasses' microphone: while on, idle glasses stream what they hear
+    /// as `.listening` events (they pause while a question records, a photo is taken or an answer
+    /// shows). Asked again on each link: glasses start deaf.
+    func setListening(_ on: Bool) async throws
+    /// Starts a question as a tap would (the wake phrase was heard), the display saying `heard`.
+    /// Throws `SessionError.busy` unless the glasses are idle, `.notConnected` when not ready.
+    func startQuestion(heard: String) async throws
 }
 
 extension GlassesSession {
@@ -50,6 +59,14 @@ extension GlassesSession {
     }
 
     public func pageLayout() async -> AnswerLayout { .monocle }
+
+    public func setListening(_ on: Bool) async throws {
+        if on { throw SessionError.unsupported("These glasses cannot listen for the wake phrase.") }
+    }
+
+    public func startQuestion(heard: String) async throws {
+        throw SessionError.unsupported("These glasses cannot start a question by themselves.")
+    }
 
     public func answerStream() async throws -> AnswerStream { try await answerStream(claim: false) }
     public func answerFinished() async { await answerFinished(nil) }

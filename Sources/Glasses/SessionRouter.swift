@@ -85,4 +85,6 @@ public actor SessionRouter: GlassesSession {
     public func showAlert(_ text: String?) async throws { try await sessions[active].session.showAlert(text) }
     public func showPages(_ pages: [String]) async throws { try await sessions[active].session.showPages(pages) }
     public func pageLayout() async -> AnswerLayout { await sessions[active].session.pageLayout() }
+    public func setListening(_ on: Bool) async throws { try await sessions[active].session.setListening(on) }
+    public func startQuestion(heard: String) async throws { try await sessions[active].session.startQuestion(heard: heard) }
 }

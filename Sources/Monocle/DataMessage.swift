@@ -52,6 +52,13 @@ public enum DataMessage: Sendable, Equatable {
     case pageText(String)
     /// pgs: (glassd) host → device: show the pages sent (the first now; a tap turns the page).
     case pagesShow
+    /// lsn: (glassd) host → device: "1" streams what idle glasses hear (lis:), "0" stops.
+    case listen(Bool)
+    /// lis: (glassd) signed 8-bit, 8 kHz samples heard while listening for the wake phrase.
+    case listening([UInt8])
+    /// wak: (glassd) host → device: the wake phrase was heard; start a question as a tap would,
+    /// showing the text.
+    case wake(String)
 
     public static let prefixLength = 4
     /// The `ack:` counter wraps here.
@@ -83,6 +90,9 @@ public enum DataMessage: Sendable, Equatable {
         case .alert: "alr:"
         case .pageText: "pga:"
         case .pagesShow: "pgs:"
+        case .listen: "lsn:"
+        case .listening: "lis:"
+        case .wake: "wak:"
         }
     }
 
@@ -90,9 +100,10 @@ public enum DataMessage: Sendable, Equatable {
     public var encoded: [UInt8] {
         let payload: [UInt8] =
             switch self {
-            case .audioData(let bytes), .imageData(let bytes): bytes
+            case .audioData(let bytes), .imageData(let bytes), .listening(let bytes): bytes
+            case .listen(let on): Array((on ? "1" : "0").utf8)
             case .ping(let s), .pong(let s), .response(let s), .error(let s), .display(let s), .alert(let s),
-                .pageText(let s):
+                .pageText(let s), .wake(let s):
                 Array(s.utf8)
             case .battery(let level): Array(String(level).utf8)
             case .ack(let count): Array(String(count).utf8)
@@ -162,6 +173,11 @@ public enum DataMessage: Sendable, Equatable {
         case "alr:": return .alert(try text())
         case "pga:": return .pageText(try text())
         case "pgs:": return .pagesShow
+        case "lsn:":
+            guard payload == [0x30] || payload == [0x31] else { throw .badPayload(command: command) }
+            return .listen(payload == [0x31])
+        case "lis:": return .listening(payload)
+        case "wak:": return .wake(try text())
         default: throw .unknownCommand(Array(prefix))
         }
     }

@@ -271,7 +271,10 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             book.publish(.photoData(bytes))
         case .imageEnd:
             book.publish(.photoEnd)
-        case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert, .pageText, .pagesShow:
+        case .listening(let bytes):
+            book.publish(.listening(bytes, format: .monocle))
+        case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert, .pageText, .pagesShow,
+            .listen, .wake:
             book.logDropped(message.command, "unexpected message from the glasses dropped: \(message.command)")
         }
     }
@@ -313,6 +316,17 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
 
     public func stopRecording() async throws {
         try await writer()(.stopRecording)
+    }
+
+    public func setListening(_ on: Bool) async throws {
+        try await writer()(.listen(on))
+    }
+
+    /// `wak:`: the scripts start recording (ast:, dat:…) as on a tap, if still idle when it comes.
+    public func startQuestion(heard: String) async throws {
+        let write = try writer()
+        guard book.status.state == .ready, book.answer == nil else { throw SessionError.busy }
+        try await write(.wake(String(DisplayText.ascii(heard).prefix(maxPayload))))
     }
 
     /// The pages in `pga:` messages (form feeds between them), then `pgs:`: the scripts show the

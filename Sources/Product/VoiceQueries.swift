@@ -176,7 +176,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                     case .cancelled:
                         answering?.fire()
                         answering = nil
-                    case .sceneFrame, .tap:
+                    case .sceneFrame, .tap, .listening:
                         break
                     }
                 }

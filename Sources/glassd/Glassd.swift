@@ -5,6 +5,7 @@ import Foundation
 import GlassdAPI
 import GlassdDaemon
 import Logging
+import Wake
 
 @main
 struct Glassd: AsyncParsableCommand {
@@ -27,7 +28,13 @@ struct Glassd: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
+    @Option(
+        name: .customLong("check-wake"),
+        help: "Print where a recording (a 16-bit WAV file) says the wake phrase of the configuration's [wake], then exit.")
+    var checkWake: String?
+
     func run() async throws {
+        if let checkWake { return try Self.check(wav: checkWake, configPath: config ?? Config.defaultPath) }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level \(logLevel)")
         }
@@ -42,6 +49,35 @@ struct Glassd: AsyncParsableCommand {
         } catch let error as BusError {
             FileHandle.standardError.write(Data("glassd: \(error.message)\n".utf8))
             throw ExitCode.failure
+        }
+    }
+
+    /// The wake times, one per line in seconds, then how many: a phrase and a sensitivity tried on
+    /// one's own recording before glassd listens with them. Without [wake], "hey glasses".
+    static func check(wav path: String, configPath: String) throws {
+        func fail(_ message: String) -> ExitCode {
+            FileHandle.standardError.write(Data("glassd: \(message)\n".utf8))
+            return ExitCode(65)  // EX_DATAERR
+        }
+        let settings: WakeSettings
+        switch Result(catching: { () throws(Config.Error) -> WakeSettings? in
+            FileManager.default.fileExists(atPath: configPath) ? try Config.load(path: configPath).wake : nil
+        }) {
+        case .success(let wake): settings = wake ?? WakeSettings(phrase: "hey glasses")
+        case .failure(let error):
+            FileHandle.standardError.write(Data("glassd: \(error.description)\n".utf8))
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        guard let bytes = FileManager.default.contents(atPath: path) else { throw fail("cannot read \(path)") }
+        do {
+            let spotter = try PhraseSpotter(settings)
+            let times = try WakeCheck.wakes(in: Array(bytes), spotter: spotter)
+            for time in times { print(String(format: "%.2f", time)) }
+            print("\(times.count) wake(s) on \"\(spotter.phrase)\" (\(settings.sensitivity.rawValue))")
+        } catch let error as WakeError {
+            throw fail(error.description)
+        } catch {
+            throw fail("\(path): \(error)")
         }
     }
 }

@@ -26,17 +26,13 @@ final class AgentSpeaker: Sendable {
 
     /// The player's argv for this format: the first of pw-cat, pacat and aplay in PATH.
     static func defaultCommand(sampleRate: Int, channels: Int) -> [String]? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        func installed(_ name: String) -> String? {
-            path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
-        if let pw = installed("pw-cat") {
+        if let pw = installedTool("pw-cat") {
             return [pw, "--playback", "--format", "s16", "--rate", "\(sampleRate)", "--channels", "\(channels)", "-"]
         }
-        if let pacat = installed("pacat") {
+        if let pacat = installedTool("pacat") {
             return [pacat, "--playback", "--format=s16le", "--rate=\(sampleRate)", "--channels=\(channels)", "--raw"]
         }
-        if let aplay = installed("aplay") {
+        if let aplay = installedTool("aplay") {
             return [aplay, "-q", "-t", "raw", "-f", "S16_LE", "-r", "\(sampleRate)", "-c", "\(channels)"]
         }
         return nil

@@ -1,19 +1,36 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# glassd on the Monocle: recording (8 kHz, 8-bit, streamed as dat:) and the photo (ist:/idt:).
+# glassd on the Monocle: recording (8 kHz, 8-bit, streamed as dat:, or as lis: while listening
+# for the wake phrase) and the photo (ist:/idt:).
 import camera
 import microphone
 import time
 import glassd_link as link
 
 RATE = 8000
-_rec = [0, 0, 0]     # samples expected, samples sent, start (ms)
+LISTEN_S = 10
+_rec = [0, 0, 0, b'dat:']     # samples expected, samples sent, start (ms), the command they go in
 
 
-def record(seconds):
+def record(seconds, cmd=b'dat:'):
     microphone.record(seconds=seconds, sample_rate=RATE, bit_depth=8)
     _rec[0] = int(seconds * RATE)
     _rec[1] = 0
     _rec[2] = time.ticks_ms()
+    _rec[3] = cmd
+
+
+def listen():
+    """Listening for the wake phrase: the microphone in 10 s stretches, sent as lis:."""
+    record(LISTEN_S, b'lis:')
+
+
+def listening():
+    return _rec[3] == b'lis:' and _rec[1] < _rec[0]
+
+
+def deaf():
+    """Stops sending what the microphone hears (the next stretch is not started)."""
+    _rec[0] = _rec[1]
 
 
 def elapsed_s():
@@ -31,7 +48,7 @@ def pump():
             break
         buf += s
     if buf:
-        link.send(b'dat:', buf)
+        link.send(_rec[3], buf)
         _rec[1] += len(buf)
     if _rec[1] >= _rec[0]:
         return False

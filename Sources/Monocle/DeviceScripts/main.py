@@ -4,7 +4,8 @@
 # (err: in red, dsp: replaces the text) until end:; a tap meanwhile cancels (can:). In scene mode
 # the host asks for frames (cap: -> sst:, idt:..., sen:) and shows hazards (alr:, empty clears).
 # A laid-out answer comes as pages (pga:... with form feeds between pages, then pgs:); a tap turns
-# the page, and after the last one the glasses are ready again.
+# the page, and after the last one the glasses are ready again. With the wake phrase on (lsn:1),
+# idle glasses stream what they hear (lis:); wak: starts a question as a tap would.
 # run() starts it, and can be called again from the REPL.
 import os
 import time
@@ -72,6 +73,13 @@ def _show_recording():
                 display.RED)
 
 
+def _woken(payload):
+    """The host heard the wake phrase: a question, as if tapped, saying so."""
+    _start_recording(False)
+    ui.add(_text(payload), display.YELLOW)
+    ui.draw()
+
+
 def _stop_recording():
     link.send(b'aen:')
     S['state'] = WAIT
@@ -124,6 +132,13 @@ def _on_message(msg):
         if st == IDLE:
             media.photo(b'sst:')
             link.send(b'sen:')
+    elif cmd == b'lsn:':
+        S['listen'] = payload == b'1'
+        if not S['listen'] and media.listening():
+            media.deaf()
+    elif cmd == b'wak:':
+        if st == IDLE:
+            _woken(payload)
     elif cmd == b'alr:':
         if st == IDLE:
             ui.clear()
@@ -180,6 +195,7 @@ def _step():
         S['bat_t'] = None
     elif not connected:
         S['ready'] = False
+        S['listen'] = False
     msg = link.take()
     while msg is not None:
         _on_message(msg)
@@ -196,6 +212,14 @@ def _step():
         return 2
     if S['ready']:
         _battery()
+    if S['listen'] and S['state'] == IDLE:
+        if not media.listening():
+            media.listen()
+        if not media.pump():
+            media.deaf()    # a stretch ended (or stalled): the next step starts another
+        return 5
+    if media.listening():
+        media.deaf()        # busy: what it hears meanwhile is not for the wake phrase
     if S['state'] == IDLE and S['hint'] is not None and time.ticks_diff(
             time.ticks_ms(), S['hint']) > 0:
         S['hint'] = None
@@ -205,7 +229,7 @@ def _step():
 
 def run():
     S.clear()
-    S.update(state=IDLE, press=None, ready=False, bat=None, bat_t=None, hint=None, shown=-1, pbuf='', pages=[],
+    S.update(state=IDLE, press=None, ready=False, listen=False, bat=None, bat_t=None, hint=None, shown=-1, pbuf='', pages=[],
              page=0)
     link.start()
     touch.callback(touch.EITHER, _touched)

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import GlassdAPI
+import Glasses
+import Logging
+import Product
+import ServiceLifecycle
+import Wake
+
+/// `[wake]`: the spotter on its thread, the microphone it listens to, and the watch that starts a
+/// question when it hears the phrase. Manager1.Wake mirrors where it stands.
+struct WakeService: Service {
+    let settings: WakeSettings
+    let session: any GlassesSession
+    let connection: BusConnection
+    let logger: Logger
+
+    /// Manager1.Wake before anything is heard: `state` "off" without [wake].
+    static func property(_ settings: WakeSettings?) -> InterfaceSpec.Property {
+        let initial =
+            settings.map { WakeStatus(phrase: (try? WakeSettings.normalized($0.phrase)) ?? $0.phrase, source: $0.source.rawValue, state: .waiting) }
+        return .init(GlassdBus.Property.wake, value(initial))
+    }
+
+    static func value(_ status: WakeStatus?) -> DBusValue {
+        func entry(_ key: String, _ value: DBusValue) -> DBusValue.DictEntry { .init(.string(key), .variant(value)) }
+        guard let status else { return .dict(key: "s", value: "v", [entry("state", .string("off"))]) }
+        return .dict(
+            key: "s", value: "v",
+            [
+                entry("state", .string(status.state.rawValue)), entry("phrase", .string(status.phrase)),
+                entry("source", .string(status.source)), entry("heard", .uint32(status.heard)),
+                entry("listened_seconds", .uint64(status.listenedSeconds)), entry("error", .string(status.error.busSafe)),
+            ])
+    }
+
+    func run() async throws {
+        let reporter = BusWakeReporter(connection: connection, logger: logger)
+        let spotter: SpotterThread
+        do {
+            spotter = try SpotterThread(settings)
+        } catch {
+            logger.error("[wake] \(error)")
+            var status = WakeStatus(phrase: settings.phrase, source: settings.source.rawValue, state: .failed)
+            status.error = error.description
+            await reporter.wakeChanged(status)
+            return
+        }
+        defer { spotter.finish() }
+        let events = AsyncStream<WakeSpotterEvent> { continuation in
+            let task = Task {
+                for await event in spotter.events {
+                    switch event {
+                    case .wake: continuation.yield(.wake)
+                    case .decoded(let seconds): continuation.yield(.decoded(seconds: seconds))
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        let source: WakeWatch.Source =
+            switch settings.source {
+            case .glasses: .glasses
+            case .host: .host(HostMicrophone.audio(logger: logger))
+            }
+        let watch = WakeWatch(
+            session: session, spotter: spotter, events: events, phrase: spotter.phrase, source: source, reporter: reporter,
+            logger: logger)
+        logger.info("[wake] listening for \"\(spotter.phrase)\" on the \(settings.source == .host ? "host's" : "glasses'") microphone")
+        await cancelWhenGracefulShutdown { await watch.run() }
+        if settings.source == .glasses { try? await session.setListening(false) }
+    }
+}
+
+extension SpotterThread: WakeSpotting {}
+
+/// Manager1.Wake's PropertiesChanged, in order with glassd's other signals.
+struct BusWakeReporter: WakeReporting {
+    let connection: BusConnection
+    let logger: Logger
+
+    func wakeChanged(_ status: WakeStatus) async {
+        connection.post { [logger] connection in
+            do throws(BusError) {
+                try connection.setProperty(
+                    GlassdBus.Property.wake, to: WakeService.value(status), interface: GlassdBus.managerInterface,
+                    at: GlassdBus.managerPath)
+            } catch {
+                logger.warning("cannot set Wake, ignoring: \(error)")
+            }
+        }
+    }
+}
