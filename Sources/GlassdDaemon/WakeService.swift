@@ -44,6 +44,8 @@ struct WakeService: Service {
             var status = WakeStatus(phrase: settings.phrase, source: settings.source.rawValue, state: .failed)
             status.error = error.description
             await reporter.wakeChanged(status)
+            // The rest of glassd goes on; a service that returns would stop it all.
+            try? await gracefulShutdown()
             return
         }
         defer { spotter.finish() }

@@ -18,7 +18,8 @@ public final class PhraseSpotter {
 
     /// With pocketsphinx's own knobs (`-kws_plp`, `-kws_threshold`), for measuring other levels.
     public init(phrase: String, model: String, phoneLoopPenalty: String, threshold: String) throws(WakeError) {
-        self.phrase = try WakeSettings.normalized(phrase)
+        let phrase = try WakeSettings.normalized(phrase)
+        self.phrase = phrase
         let acoustic = model + "/en-us"
         let dictionary = model + "/cmudict-en-us.dict"
         for path in [acoustic + "/mdef", dictionary] where !FileManager.default.fileExists(atPath: path) {

@@ -498,6 +498,15 @@ class Firmware:
                 out += struct.pack("<h", v)
             else:   # the two most significant bytes of the first channel
                 out += raw[i + width - 2:i + width]
+        if rate > 16000:
+            # The microphone records at 8 or 16 kHz: more would only cost the device's small heap
+            # (espeak-ng's 22050 Hz speech of ten seconds did not fit twice).
+            count = len(out) // 2
+            picked = bytearray()
+            for k in range(count * 16000 // rate):
+                j = k * rate // 16000
+                picked += out[2 * j:2 * j + 2]
+            out, rate = picked, 16000
         self.audio = (rate, bytes(out))
         self.send(b"A", struct.pack("<I", rate) + self.audio[1])
 

@@ -7,7 +7,7 @@ import time
 import glassd_link as link
 
 RATE = 8000
-LISTEN_S = 10
+LISTEN_S = 30
 _rec = [0, 0, 0, b'dat:']     # samples expected, samples sent, start (ms), the command they go in
 
 
@@ -20,7 +20,7 @@ def record(seconds, cmd=b'dat:'):
 
 
 def listen():
-    """Listening for the wake phrase: the microphone in 10 s stretches, sent as lis:."""
+    """Listening for the wake phrase: the microphone in 30 s stretches, sent as lis:."""
     record(LISTEN_S, b'lis:')
 
 

@@ -12,11 +12,11 @@ extension BLEWorld {
     /// data-channel callback was dropped (unless `chunksMayDrop`: the windowed FPGA transfer
     /// sends more than the scheduler holds when the link does not pace it, and resends).
     func withSession(
-        _ index: Int, config: String? = nil, chunksMayDrop: Bool = false,
+        _ index: Int, config: String? = nil, environment: [String: String] = [:], chunksMayDrop: Bool = false,
         _ body: (BusConnection, VirtualMonocle) async throws -> Void
     ) async throws {
         try await withMonocle(index, txPower: -45, battery: 87) { _ in
-            try await world.withGlassd(config: try config ?? writeConfig()) { _ in
+            try await world.withGlassd(config: try config ?? writeConfig(), environment: environment) { _ in
                 let bus = try await world.connect()
                 let vm = VirtualMonocle(bus: bus, index: index)
                 do {

@@ -42,6 +42,7 @@ data_on = False
 battery = 100
 audio = b''
 audio_rate = 8000
+audio_fed = 0        # counts FeedAudio()s: a recording under way hears new audio from when it came
 image = b''
 touch_until = 0
 touch_button = None
@@ -90,7 +91,7 @@ def _schedule(fn, arg, what):
 
 def _handle(tag, data):
     """Returns True if a Ctrl-C must interrupt running code."""
-    global serial_on, data_on, battery, audio, audio_rate, image
+    global serial_on, data_on, battery, audio, audio_rate, audio_fed, image
     global touch_until, touch_button, unacked
     kbd = False
     if tag == 83:  # S
@@ -124,7 +125,8 @@ def _handle(tag, data):
             _schedule(fn, button, 'touchdrop')
     elif tag == 65:  # A
         audio_rate = struct.unpack('<I', data[:4])[0]
-        audio = bytes(data[4:])
+        audio = memoryview(data)[4:]    # not a copy: a long recording fits the heap once
+        audio_fed += 1
     elif tag == 73:  # I
         image = bytes(data)
     elif tag == 66:  # B

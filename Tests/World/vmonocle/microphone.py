@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Virtual Monocle: the microphone module, fed from the host's FeedAudio() WAV (silence past its
-# end or without one). Samples become readable in real time from record(). Test-only.
+# end or without one). Samples become readable in real time from record(); audio fed during a
+# recording is heard from then on, from its start (a sound starts when it starts). Test-only.
 import _vmhost
 import utime as _t
 
@@ -15,7 +16,7 @@ def record(*, seconds=5.0, sample_rate=16000, bit_depth=16):
         raise ValueError('bit depth must be 8 or 16')
     _vmhost.poll()
     total = int(seconds * sample_rate)
-    _rec = [_t.ticks_ms(), total, sample_rate, bit_depth, 0]
+    _rec = [_t.ticks_ms(), total, sample_rate, bit_depth, 0, 0, _vmhost.audio_fed]
 
 
 def stop():
@@ -28,7 +29,10 @@ def read(samples=127):
     _vmhost.poll()
     if _rec is None:
         return None
-    start, total, rate, depth, pos = _rec
+    start, total, rate, depth, pos, base, fed = _rec
+    if fed != _vmhost.audio_fed:
+        _rec[5] = base = pos        # new audio: it plays from here on
+        _rec[6] = _vmhost.audio_fed
     ready = min(total, _t.ticks_diff(_t.ticks_ms(), start) * rate // 1000)
     n = min(samples, ready - pos)
     if n <= 0:
@@ -38,7 +42,7 @@ def read(samples=127):
     size = len(src) // 2
     out = bytearray(n if depth == 8 else 2 * n)
     for i in range(n):
-        j = (pos + i) * srate // rate
+        j = (pos - base + i) * srate // rate
         if j < size:
             hi = src[2 * j + 1]
             lo = src[2 * j]

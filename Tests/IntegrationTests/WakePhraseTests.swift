@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+import Testing
+
+private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
+private let monocle = 2
+
+/// The wake phrase end to end: espeak-ng speaks into the virtual Monocle's microphone (streamed
+/// to glassd while the glasses are idle) or into a stand-in for the host's recorder; glassd's
+/// spotter (pocketsphinx) hears "hey glasses" or does not.
+@Suite(
+    "Wake phrase: heard on the glasses' or the host's microphone, it starts a question as a tap would", .timeLimit(.minutes(6)),
+    .serialized, .enabled(if: worldReady, "the BLE world is not set up (Tests/World/setup)"))
+struct WakePhraseTests {
+    static let lead =
+        "the bus was late this morning. please turn left at the next junction and park behind the shop. the weather forecast promises rain for the whole week."
+
+    /// espeak-ng saying `text` (a voice the spotter hears well) into a WAV file in `directory`.
+    private func speak(_ text: String, in directory: String, as name: String) async throws -> String {
+        let path = directory + "/\(name).wav"
+        let made = try await runCommand("espeak-ng", ["-v", "en-us+klatt", "-s", "140", "-w", path, text])
+        guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
+        return path
+    }
+
+    private func config(_ ble: BLEWorld, source: String) throws -> String {
+        let path = try ble.writeConfig()
+        try (try String(contentsOfFile: path, encoding: .utf8) + "[wake]\nphrase = \"Hey, glasses\"\nsource = \"\(source)\"\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("glasses: idle glasses stream what they hear; speech without the phrase starts nothing, the phrase after it starts a question on the glasses, saying so, and it is answered")
+    func onTheGlasses() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withSession(monocle, config: try config(ble, source: "glasses")) { bus, vm in
+                try await ble.pairReady(monocle, bus)
+                // Speech alone: all of it heard (the spotter decoded past it), no wake, no question.
+                let plain = try await speak(Self.lead, in: ble.world.directory, as: "plain")
+                let seconds = try await wavSeconds(plain)
+                // Listening since the glasses became ready: the speech is heard from now on.
+                let before = try await wakeStatus(bus, after: {}) { $0["state"]?.string == "listening" }
+                let target = (before["listened_seconds"]?.uint64Value ?? 0) + UInt64(seconds) + 2
+                let heard = try await wakeStatus(bus, after: { try await vm.call("FeedAudio", [.string(plain)]) }) {
+                    ($0["listened_seconds"]?.uint64Value ?? 0) >= target
+                }
+                #expect(heard["heard"]?.uint32 == 0, "\(heard)")
+                #expect(heard["phrase"]?.string == "hey glasses" && heard["source"]?.string == "glasses", "\(heard)")
+                #expect(!(try await vm.displayText()).contains("Heard"))
+
+                // The same speech, then the phrase: a question starts as on a tap, and is answered.
+                let woken = try await speak(Self.lead + " hey glasses.", in: ble.world.directory, as: "woken")
+                let seen = try await nextQuestion(bus, timeout: .seconds(90)) {
+                    try await vm.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) {
+                        try await vm.call("FeedAudio", [.string(woken)])
+                    }
+                    // What the glasses hear now is the question (the virtual microphone plays the
+                    // file again from its start); silence ends it.
+                }
+                #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.member))")
+                let after = try await wakeNow(bus)
+                #expect((after["heard"]?.uint32 ?? 0) >= 1, "\(after)")
+            }
+        }
+    }
+
+    @Test("host: a stand-in for the host's recorder plays speech ending in the phrase: one wake, and a question on the glasses")
+    func onTheHost() async throws {
+        try await BLEWorld.with { ble in
+            let dir = ble.world.directory
+            // 16 kHz s16 raw, as arecord would record it: the speech, then 3 s of silence; then
+            // nothing until the recorder is stopped.
+            let spoken = try await speak(Self.lead + " hey glasses.", in: dir, as: "host")
+            let raw = dir + "/host.raw"
+            let converted = try await runCommand(
+                "/bin/sh", ["-c", "python3 - '\(spoken)' '\(raw)' <<'EOF'\n\(Self.toRaw)\nEOF"])
+            guard converted.ok else { throw TestFailure("converting: \(converted.stderr)") }
+            // The stand-in for arecord plays it in real time, as a microphone would, once the
+            // test says so through a FIFO (when the glasses are ready).
+            let go = dir + "/go"
+            #expect(mkfifo(go, 0o600) == 0)
+            let bin = dir + "/bin"
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            try """
+                #!/usr/bin/env python3
+                import sys, time
+                open('\(go)').read(1)
+                data = open('\(raw)', 'rb').read()
+                start = time.monotonic()
+                for at in range(0, len(data), 640):
+                    sys.stdout.buffer.write(data[at:at + 640]); sys.stdout.flush()
+                    time.sleep(max(0, start + (at + 640) / 32000 - time.monotonic()))
+                time.sleep(3600)
+                """.write(toFile: bin + "/arecord", atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin + "/arecord")
+            let path = "\(bin):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            try await ble.withSession(monocle, config: try config(ble, source: "host"), environment: ["PATH": path]) { bus, vm in
+                try await ble.pairReady(monocle, bus)
+                // The question itself is recorded by the glasses, as after a tap.
+                try await vm.call("FeedAudio", [.string(try await speak("what is the tallest mountain", in: dir, as: "question"))])
+                let seen = try await nextQuestion(bus, timeout: .seconds(90)) {
+                    try await vm.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) {
+                        // Opening a FIFO blocks until its reader has it: on a thread of its own.
+                        Thread.detachNewThread { FileHandle(forWritingAtPath: go)?.write(Data("g".utf8)) }
+                    }
+                }
+                #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.member))")
+                let status = try await wakeNow(bus)
+                #expect(status["heard"]?.uint32 == 1, "one wake, on the phrase, not in the speech before it: \(status)")
+                #expect(status["source"]?.string == "host" && status["state"]?.string == "listening", "\(status)")
+            }
+            #expect(ble.world.log().contains("listening on the host's microphone through \(bin)/arecord"))
+        }
+    }
+
+    /// Converts espeak-ng's WAV file (22050 Hz) to 16 kHz s16 raw, then 3 s of silence.
+    static let toRaw = """
+        import sys, wave, array
+        w = wave.open(sys.argv[1]); r = w.getframerate(); a = array.array('h', w.readframes(w.getnframes()))
+        out = array.array('h', (a[int(i * r / 16000)] for i in range(int(len(a) * 16000 / r))))
+        open(sys.argv[2], 'wb').write((out + array.array('h', bytes(2 * 16000 * 3))).tobytes())
+        """
+
+    private func wavSeconds(_ path: String) async throws -> Double {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return Double(data.count - 44) / 2 / 22_050
+    }
+
+    private func wakeNow(_ bus: BusConnection) async throws -> [String: DBusValue] {
+        try await bus.call(
+            GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string(GlassdBus.managerInterface), .string(GlassdBus.Property.wake)]
+        ).first?.unwrapped.stringKeyed ?? [:]
+    }
+
+    /// Manager1.Wake once `done` holds for it (read on PropertiesChanged, no polling), after `action`.
+    private func wakeStatus(
+        _ bus: BusConnection, after action: () async throws -> Void, until done: @escaping @Sendable ([String: DBusValue]) -> Bool
+    ) async throws -> [String: DBusValue] {
+        let changes = try await bus.signals(
+            SignalMatch(path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await action()
+        let now = try await wakeNow(bus)
+        if done(now) { return now }
+        return try await within(.seconds(60), failure: { "Wake never got there: \((try? await wakeNow(bus)) ?? [:])" }) {
+            for await change in changes {
+                guard let changed = change.arguments.dropFirst().first?.stringKeyed,
+                    let wake = changed[GlassdBus.Property.wake]?.unwrapped.stringKeyed
+                else { continue }
+                if done(wake) { return wake }
+            }
+            throw TestFailure("signals ended")
+        }
+    }
+}
+
+extension DBusValue {
+    fileprivate var uint64Value: UInt64? {
+        if case .uint64(let value) = unwrapped { value } else { nil }
+    }
+}
