@@ -105,7 +105,7 @@ public enum GlassdBus {
             Method.query, Method.photo, Method.update, Method.updateHistory, Method.history, Method.searchHistory,
             Method.exportHistory, Method.importHistory, Method.clearHistory, Method.pair, Method.unpair, Method.scan,
             Method.startAgent, Method.answerOf, Signal.answerTyped, Property.version, Property.mode, Property.backend, Property.privacy, Property.tokensUsed,
-            Property.pairedDevice, Property.state, Property.agents, Signal.answerDelta, Signal.answered, Signal.queryFailed,
+            Property.pairedDevice, Property.state, Property.agents, Property.wake, Signal.answerDelta, Signal.answered, Signal.queryFailed,
             Signal.transcribed, Signal.sceneFrame, Signal.alert,
         ],
         deviceInterface: [
@@ -153,8 +153,8 @@ public enum GlassdErrorName {
     public static let notFound = "org.glassd.Error.NotFound"
     public static let alreadyPaired = "org.glassd.Error.AlreadyPaired"
     public static let busy = "org.glassd.Error.Busy"
-    /// The glasses cannot do this (their kind, or scripts too old).
-    public static let notSupported = "org.glassd.Error.NotSupported"
+    /// The glasses cannot do this (their kind); D-Bus's own name.
+    public static let notSupported = "org.freedesktop.DBus.Error.NotSupported"
     public static let notPaired = "org.glassd.Error.NotPaired"
     public static let notConnected = "org.glassd.Error.NotConnected"
     public static let cancelled = "org.glassd.Error.Cancelled"
