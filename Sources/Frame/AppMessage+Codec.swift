@@ -2,7 +2,7 @@
 
 /// The wire form of `AppMessage`: `[0x01, code, payload…]`. Payloads: text is UTF-8 (may be
 /// empty); `audioStart` is `[kHz, bits]` (8 or 16 each; the Swift value holds the rate in Hz);
-/// `audioData`/`photoData` are raw bytes (at least one); `battery` is one byte, 0…100;
+/// `audioData`/`photoData`/`listening` are raw bytes (at least one); `listen` is one byte, 0 or 1; `battery` is one byte, 0…100;
 /// `capture`/`photoSettings` are `[quality, resolution high byte, resolution low byte]`
 /// (quality 0…4, resolution 256…720 and even); every other message has no payload. Decoding is
 /// strict: whatever the app or host would not send is an error, never a guess.
@@ -20,6 +20,8 @@ extension AppMessage {
         case .photoSettings: 0x17
         case .pageText: 0x18
         case .pagesShow: 0x19
+        case .listen: 0x1A
+        case .wake: 0x1B
         case .ready: 0x81
         case .audioStart: 0x82
         case .audioData: 0x83
@@ -32,6 +34,7 @@ extension AppMessage {
         case .cancelled: 0x8A
         case .battery: 0x8B
         case .tap: 0x8C
+        case .listening: 0x8D
         }
     }
 
@@ -50,6 +53,8 @@ extension AppMessage {
         case 0x17: "photoSettings"
         case 0x18: "pageText"
         case 0x19: "pagesShow"
+        case 0x1A: "listen"
+        case 0x1B: "wake"
         case 0x81: "ready"
         case 0x82: "audioStart"
         case 0x83: "audioData"
@@ -62,6 +67,7 @@ extension AppMessage {
         case 0x8A: "cancelled"
         case 0x8B: "battery"
         case 0x8C: "tap"
+        case 0x8D: "listening"
         default: nil
         }
     }
@@ -73,10 +79,12 @@ extension AppMessage {
 
     private var payload: [UInt8] {
         switch self {
-        case .display(let s), .response(let s), .error(let s), .alert(let s), .ready(let s), .pageText(let s): Array(s.utf8)
+        case .display(let s), .response(let s), .error(let s), .alert(let s), .ready(let s), .pageText(let s), .wake(let s):
+            Array(s.utf8)
+        case .listen(let on): [on ? 1 : 0]
         case .capture(let settings), .photoSettings(let settings): settings.encoded
         case .audioStart(let sampleRate, let bits): [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
-        case .audioData(let bytes), .photoData(let bytes): bytes
+        case .audioData(let bytes), .photoData(let bytes), .listening(let bytes): bytes
         case .battery(let level): [level]
         case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap,
             .pagesShow:
@@ -139,6 +147,10 @@ extension AppMessage {
         case 0x17: return .photoSettings(try settings())
         case 0x18: return .pageText(try text())
         case 0x19: return try empty(.pagesShow)
+        case 0x1A:
+            guard payload == [0] || payload == [1] else { throw .badPayload(name) }
+            return .listen(payload == [1])
+        case 0x1B: return .wake(try text())
         case 0x81:
             let version = try text()
             guard !version.isEmpty else { throw .badPayload(name) }
@@ -160,6 +172,7 @@ extension AppMessage {
             guard payload.count == 1, payload[0] <= 100 else { throw .badPayload(name) }
             return .battery(payload[0])
         case 0x8C: return try empty(.tap)
+        case 0x8D: return .listening(try bytes())
         default: throw .unknownCode(code)
         }
     }

@@ -32,6 +32,10 @@ public enum AppMessage: Sendable, Equatable {
     case pageText(String)
     /// 0x19: show the pages sent (the first now; a tap turns the page).
     case pagesShow
+    /// 0x1A: while idle, stream what the microphone hears (listening) or stop.
+    case listen(Bool)
+    /// 0x1B: the wake phrase was heard: start a question as a tap would, showing the text.
+    case wake(String)
 
     // Device → host.
     /// 0x81: the app runs and waits for a tap; the payload is its version.
@@ -59,6 +63,8 @@ public enum AppMessage: Sendable, Equatable {
     case battery(UInt8)
     /// 0x8C: a tap, as the IMU reported it (informational).
     case tap
+    /// 0x8D: samples heard while listening for the wake phrase: 8 kHz, signed 8-bit.
+    case listening([UInt8])
 
     /// The firmware's data prefix, in front of every message.
     public static let dataPrefix: UInt8 = 0x01

@@ -187,12 +187,12 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
         case .battery(let level):
             book.setBattery(level)
         case .photoStart:
-            startQuestion()
+            questionBegins()
             var photo = PhotoAssembly()
             photo.start()
             questionPhoto = photo
         case .audioStart(let rate, let bits):
-            startQuestion()
+            questionBegins()
             let photo = questionPhoto?.finish()
             questionPhoto = nil
             book.publish(.questionStart(photo: photo != nil, audio: AudioFormat(sampleRate: rate, bits: bits)))
@@ -231,13 +231,16 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             book.cancelled()
         case .tap:
             book.publish(.tap)
-        case .display, .response, .error, .answerEnd, .alert, .stopRecording, .capture, .photoSettings, .pageText, .pagesShow:
+        case .listening(let bytes):
+            book.publish(.listening(bytes, format: AudioFormat(sampleRate: 8_000, bits: 8)))
+        case .display, .response, .error, .answerEnd, .alert, .stopRecording, .capture, .photoSettings, .pageText, .pagesShow,
+            .listen, .wake:
             book.logDropped(message.name, "unexpected message from the Frame dropped: \(message.name)")
         }
     }
 
     /// A question takes over the glasses: a scene frame on its way is given up.
-    private func startQuestion() {
+    private func questionBegins() {
         sceneFrame.abandon()
         book.questionStarted()
     }
@@ -290,6 +293,17 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
 
     public func stopRecording() async throws {
         try await write()(.stopRecording)
+    }
+
+    public func setListening(_ on: Bool) async throws {
+        try await write()(.listen(on))
+    }
+
+    /// The app records a question as on a tap, if still idle when the message comes.
+    public func startQuestion(heard: String) async throws {
+        let write = try write()
+        guard book.status.state == .ready, book.answer == nil else { throw SessionError.busy }
+        try await write(.wake(String(DisplayText.ascii(heard).utf8.prefix(mtu.maxMessagePayload)) ?? ""))
     }
 
     public func requestSceneFrame() async throws {

@@ -12,10 +12,10 @@ extension BLEWorld {
     /// glassd and a virtual Frame (Lua in a real Lua 5.4, glassd's app uploaded by glassd) on
     /// `hci<index>`, until `body` ends; glassd's log and the Frame's are shown on a failure.
     func withFrameSession(
-        _ index: Int, halo: Bool = false, _ body: (BusConnection, VirtualFrame) async throws -> Void
+        _ index: Int, halo: Bool = false, config: String? = nil, _ body: (BusConnection, VirtualFrame) async throws -> Void
     ) async throws {
         try await withFrame(index, txPower: -45, halo: halo) { _ in
-            try await world.withGlassd(config: try writeConfig()) { _ in
+            try await world.withGlassd(config: try config ?? writeConfig()) { _ in
                 let bus = try await world.connect()
                 let vf = VirtualFrame(bus: bus, index: index)
                 do {

@@ -6,6 +6,7 @@ import Testing
 
 private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
 private let monocle = 2
+private let frame = 3
 
 /// The wake phrase end to end: espeak-ng speaks into the virtual Monocle's microphone (streamed
 /// to glassd while the glasses are idle) or into a stand-in for the host's recorder; glassd's
@@ -62,6 +63,24 @@ struct WakePhraseTests {
                 #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.member))")
                 let after = try await wakeNow(bus)
                 #expect((after["heard"]?.uint32 ?? 0) >= 1, "\(after)")
+            }
+        }
+    }
+
+    @Test("glasses: a Frame streams what it hears (8 kHz, 8-bit) while idle; the phrase starts a question there, saying so, and it is answered")
+    func onAFrame() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame, config: try config(ble, source: "glasses")) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                _ = try await wakeStatus(bus, after: {}) { $0["state"]?.string == "listening" }
+                let woken = try await speak(Self.lead + " hey glasses.", in: ble.world.directory, as: "frame-woken")
+                let seen = try await nextQuestion(bus, timeout: .seconds(90)) {
+                    try await vf.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) {
+                        try await vf.call("FeedAudio", [.string(woken)])
+                    }
+                }
+                #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.member))")
+                #expect((try await wakeNow(bus)["heard"]?.uint32 ?? 0) >= 1)
             }
         }
     }

@@ -9,7 +9,8 @@ GLASSD_APP_VERSION = '-'
 -- while recording ends it; a tap while the answer comes cancels it. The host's text shows as a
 -- heading (DISPLAY), answer (RESPONSE) and errors in red (ERROR), an alert line on top. A
 -- laid-out answer comes as pages (PAGE_TEXT..., form feeds between pages, then PAGES_SHOW): a tap
--- turns the page, and the last page's tap is an ordinary tap again.
+-- turns the page, and the last page's tap is an ordinary tap again. With the wake phrase on
+-- (LISTEN), idle glasses stream what they hear (LISTENING); WAKE starts a question as a tap would.
 --
 -- Callbacks run in the firmware's hooks, between any two instructions: they only queue. Every
 -- handler runs under pcall so one bad message cannot stop the app, but the firmware's "break
@@ -17,10 +18,10 @@ GLASSD_APP_VERSION = '-'
 
 local M = {
   DISPLAY = 0x10, RESPONSE = 0x11, ERROR = 0x12, ANSWER_END = 0x13, ALERT = 0x14, STOP = 0x15,
-  CAPTURE = 0x16, PHOTO_SETTINGS = 0x17, PAGE_TEXT = 0x18, PAGES_SHOW = 0x19,
+  CAPTURE = 0x16, PHOTO_SETTINGS = 0x17, PAGE_TEXT = 0x18, PAGES_SHOW = 0x19, LISTEN = 0x1A, WAKE = 0x1B,
   READY = 0x81, AUDIO_START = 0x82, AUDIO_DATA = 0x83, AUDIO_END = 0x84, PHOTO_START = 0x85,
   PHOTO_DATA = 0x86, PHOTO_END = 0x87, SCENE_START = 0x88, SCENE_END = 0x89, CANCELLED = 0x8A,
-  BATTERY = 0x8B, TAP = 0x8C,
+  BATTERY = 0x8B, TAP = 0x8C, LISTENING = 0x8D,
 }
 
 local DOUBLE_TAP_S = 0.3
@@ -229,7 +230,30 @@ local function pump_audio(limit)
   return true
 end
 
+-- Listening for the wake phrase (the host asked, 0x1A): while idle, the microphone at 8 kHz,
+-- 8-bit (half the radio time of a question's 16-bit), streamed as LISTENING.
+local function listen_stop()
+  if S.hearing then pcall(frame.microphone.stop) end
+  S.hearing = false
+end
+
+local function listen_pump()
+  if not S.hearing then
+    pcall(frame.microphone.stop)
+    S.hearing = guard(frame.microphone.start, { sample_rate = 8000, bit_depth = 8 }) and true or false
+    if not S.hearing then return end
+  end
+  local size = max_payload()
+  for _ = 1, 8 do
+    local samples = frame.microphone.read(size)
+    if samples == nil then S.hearing = false return end
+    if #samples == 0 then return end
+    send(M.LISTENING, samples)
+  end
+end
+
 local function start_recording()
+  S.hearing = false
   pcall(frame.microphone.stop)
   if not guard(frame.microphone.start, { sample_rate = 8000, bit_depth = 16 }) then
     S.state = IDLE
@@ -319,6 +343,16 @@ local function handle(data)
     end
   elseif code == M.PHOTO_SETTINGS then
     S.photo = photo_settings(payload) or S.photo
+  elseif code == M.LISTEN then
+    S.listen = payload == '\1'
+    if not S.listen then listen_stop() end
+  elseif code == M.WAKE then
+    -- The host heard the wake phrase: a question, as if tapped, saying so.
+    if S.state == IDLE then
+      start_recording()
+      S.segments = {}
+      append(payload, HEADING)
+    end
   end
 end
 
@@ -352,6 +386,10 @@ local function step()
   end
   if S.state == RECORDING then
     if at - S.recording_since > RECORD_MAX_S or not guard(pump_audio, 8) then guard(stop_recording) end
+  elseif S.listen and S.state == IDLE then
+    guard(listen_pump)
+  elseif S.hearing then
+    guard(listen_stop)   -- busy: what it hears meanwhile is not for the wake phrase
   end
   guard(poll_battery, at)
   if S.dirty then guard(render) end
@@ -375,6 +413,6 @@ function glassd_run()
   send(M.READY, GLASSD_APP_VERSION)
   while true do
     guard(step)
-    frame.sleep(S.state == RECORDING and 0.005 or 0.02)
+    frame.sleep((S.state == RECORDING or S.hearing) and 0.005 or 0.02)
   end
 end

@@ -41,10 +41,13 @@ struct VirtualFrame: Sendable {
     }
 
     /// Waits (on DisplayChanged, no polling) until the display shows `text` (as read, colour
-    /// tags and line breaks aside); returns what it shows then.
+    /// tags and line breaks aside), after `action`; returns what it shows then.
     @discardableResult
-    func waitForDisplay(containing text: String, timeout: Duration = .seconds(30)) async throws -> String {
+    func waitForDisplay(
+        containing text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void = {}
+    ) async throws -> String {
         let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
+        try await action()
         let now = try await displayText()
         if Self.shows(now, text) { return now }
         return try await within(timeout, failure: {

@@ -127,7 +127,8 @@ class Flash:
 
 
 class Microphone:
-    """frame.microphone: the fed clip (else silence) becomes readable in real time from start();
+    """frame.microphone: the fed clip (else silence) becomes readable in real time from start(); a
+    clip fed while it records is heard from then on, from its start (a sound starts when it starts);
     8-bit samples are the signed high byte, 16-bit ones signed little-endian (the nRF's order).
     No overflow is modelled: unread samples wait until read."""
 
@@ -140,6 +141,7 @@ class Microphone:
         self.t0 = 0.0
         self.t_stop = None
         self.taken = 0                # samples read out of this recording
+        self.base = 0                 # the sample of this recording at which the clip starts
 
     def feed(self, path):
         with wave.open(path, "rb") as w:
@@ -154,6 +156,7 @@ class Microphone:
                 out += raw[i + width - 2:i + width]
         with self.lock:
             self.clip = (rate, bytes(out))
+            self.base = self.taken if self.running else 0
 
     def start(self, rate, bits):
         if rate not in (8000, 16000):
@@ -162,7 +165,7 @@ class Microphone:
             raise Fail("bit_depth must be 8 or 16")
         with self.lock:
             self.rate, self.bits = rate, bits
-            self.running, self.t0, self.t_stop, self.taken = True, time.monotonic(), None, 0
+            self.running, self.t0, self.t_stop, self.taken, self.base = True, time.monotonic(), None, 0, 0
 
     def stop(self):
         with self.lock:
@@ -171,7 +174,7 @@ class Microphone:
 
     def _sample(self, k):
         rate, clip = self.clip
-        j = int(k * rate / self.rate)
+        j = int((k - self.base) * rate / self.rate)
         return struct.unpack_from("<h", clip, 2 * j)[0] if 2 * j + 2 <= len(clip) else 0
 
     def read(self, n):
