@@ -217,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product", "Updates", "Agent",
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product", "Updates", "Agent", "Wake",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -68,6 +68,8 @@ public actor WakeWatch {
     }
 
     let session: any GlassesSession
+    /// Taken when the watch is made: nothing the glasses report after that is missed.
+    let glassesEvents: AsyncStream<SessionEvent>
     let spotter: any WakeSpotting
     let events: AsyncStream<WakeSpotterEvent>
     let source: Source
@@ -82,6 +84,7 @@ public actor WakeWatch {
         source: Source, reporter: any WakeReporting, logger: Logger
     ) {
         self.session = session
+        glassesEvents = session.subscribe()
         self.spotter = spotter
         self.events = events
         self.source = source
@@ -118,7 +121,7 @@ public actor WakeWatch {
     }
 
     private func followGlasses() async {
-        for await event in session.subscribe() {
+        for await event in glassesEvents {
             switch event {
             case .status(let current):
                 await glassesChanged(current)

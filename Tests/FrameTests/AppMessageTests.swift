@@ -10,6 +10,7 @@ struct AppMessageTests {
         .photoSettings(PhotoSettings(quality: 0, resolution: 256)), .ready("3f2a"), .audioStart(sampleRate: 8000, bits: 16),
         .audioStart(sampleRate: 16000, bits: 8), .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .photoStart,
         .photoData([0xFF, 0xD8, 0xFF]), .photoEnd, .sceneStart, .sceneEnd, .cancelled, .battery(0), .battery(100), .tap,
+        .listen(true), .listen(false), .wake("Heard \"hey glasses\""), .listening([0x00, 0x80, 0x7F]),
     ]
 
     @Test func photoSettingsDefaults() {
@@ -26,8 +27,8 @@ struct AppMessageTests {
             #expect(bytes[1] == message.code)
             #expect(message.name != "unknown")
         }
-        #expect(Set(Self.all.map(\.code)).count == 20)
-        #expect(Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17].contains($0.code) })
+        #expect(Set(Self.all.map(\.code)).count == 23)
+        #expect(Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1A, 0x1B].contains($0.code) })
     }
 
     @Test("byte fixtures as the Lua app sends and reads them")
@@ -45,6 +46,10 @@ struct AppMessageTests {
         #expect(try AppMessage.decode([0x01, 0x8B, 87]) == .battery(87))
         #expect(try AppMessage.decode([0x01, 0x8A]) == .cancelled)
         #expect(try AppMessage.decode([0x01, 0x8C]) == .tap)
+        #expect(AppMessage.listen(true).encoded == [0x01, 0x1A, 1])
+        #expect(AppMessage.listen(false).encoded == [0x01, 0x1A, 0])
+        #expect(AppMessage.wake("Hi").encoded == [0x01, 0x1B, 0x48, 0x69])
+        #expect(try AppMessage.decode([0x01, 0x8D, 0x05, 0xFB]) == .listening([0x05, 0xFB]))
     }
 
     @Test("malformed frames are typed errors, each of a kind for the logs")
@@ -55,10 +60,13 @@ struct AppMessageTests {
             ([0x01], .tooShort(1)),
             ([0x31, 0x10], .missingPrefix(0x31)),
             ([0x01, 0x00], .unknownCode(0x00)),
-            ([0x01, 0x1A], .unknownCode(0x1A)),
+            ([0x01, 0x1C], .unknownCode(0x1C)),
+            ([0x01, 0x1A], .badPayload("listen")),
+            ([0x01, 0x1A, 2], .badPayload("listen")),
+            ([0x01, 0x8D], .badPayload("listening")),
             ([0x01, 0x19, 0x00], .badPayload("pagesShow")),
             ([0x01, 0x80], .unknownCode(0x80)),
-            ([0x01, 0x8D], .unknownCode(0x8D)),
+            ([0x01, 0x8E], .unknownCode(0x8E)),
             ([0x01, 0x11, 0xC3], .badPayload("response")),  // cut UTF-8
             ([0x01, 0x10, 0xFF, 0x41], .badPayload("display")),
             ([0x01, 0x12, 0xED, 0xA0, 0x80], .badPayload("error")),  // a surrogate

@@ -9,6 +9,7 @@ struct DataMessageTests {
         .ready, .audioStart, .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .imageStart, .imageData([0xFF, 0xD8, 0xFF]),
         .imageEnd, .ping("6F9619FF-8B86-D011-B42D-00C04FC964FF"), .pong("hello"), .response("Paris is the capital."),
         .error("No network"), .imageAck, .display("Hello"), .stopRecording, .cancelled, .answerEnd, .battery(87), .ack(999_999), .ack(0),
+        .listen(true), .listen(false), .listening([0x00, 0x80, 0x7F]), .wake("Heard \"hey glasses\""),
     ]
 
     @Test("every command round-trips")
@@ -26,6 +27,10 @@ struct DataMessageTests {
         #expect(try DataMessage.decode(Array("pon:abc".utf8)) == .pong("abc"))
         #expect(DataMessage.response("hi").encoded == Array("res:hi".utf8))
         #expect(DataMessage.ack(12).encoded == Array("ack:12".utf8))
+        #expect(DataMessage.listen(true).encoded == Array("lsn:1".utf8))
+        #expect(DataMessage.listen(false).encoded == Array("lsn:0".utf8))
+        #expect(try DataMessage.decode(Array("lis:".utf8) + [0x05, 0xFB]) == .listening([0x05, 0xFB]))
+        #expect(DataMessage.wake("Hi").encoded == Array("wak:Hi".utf8))
     }
 
     @Test("malformed frames are typed errors")
@@ -37,6 +42,8 @@ struct DataMessageTests {
         #expect(throws: DataMessage.DecodeError.badPayload(command: "bat:")) { try DataMessage.decode(Array("bat:101".utf8)) }
         #expect(throws: DataMessage.DecodeError.badPayload(command: "ack:")) { try DataMessage.decode(Array("ack:-1".utf8)) }
         #expect(throws: DataMessage.DecodeError.badPayload(command: "ack:")) { try DataMessage.decode(Array("ack:99999999999".utf8)) }
+        #expect(throws: DataMessage.DecodeError.badPayload(command: "lsn:")) { try DataMessage.decode(Array("lsn:".utf8)) }
+        #expect(throws: DataMessage.DecodeError.badPayload(command: "lsn:")) { try DataMessage.decode(Array("lsn:yes".utf8)) }
     }
 }
 

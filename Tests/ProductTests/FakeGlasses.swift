@@ -12,7 +12,12 @@ final class FakeGlasses: GlassesSession {
         var stopRecordings = 0
         var finishedAnswers = 0
         var alerts: [String?] = []
+        var listening: [Bool] = []
+        var questionsStarted: [String] = []
     }
+
+    /// What `startQuestion(heard:)` throws, if anything (busy glasses).
+    let refuseQuestions = Mutex<SessionError?>(nil)
 
     let record = Mutex(Record())
     let changed = Pulse()
@@ -31,6 +36,15 @@ final class FakeGlasses: GlassesSession {
     func stopRecording() async throws { note { $0.stopRecordings += 1 } }
     func requestSceneFrame() async throws {}
     func showAlert(_ text: String?) async throws { note { $0.alerts.append(text) } }
+    func setListening(_ on: Bool) async throws { note { $0.listening.append(on) } }
+
+    func startQuestion(heard: String) async throws {
+        if let refusal = refuseQuestions.withLock({ $0 }) { throw refusal }
+        note { $0.questionsStarted.append(heard) }
+    }
+
+    /// What the glasses report, to every subscriber.
+    func emit(_ event: SessionEvent) { sink.publish(event) }
 
     private func note(_ change: (inout Record) -> Void) {
         record.withLock { change(&$0) }
