@@ -159,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "glassd",
             dependencies: [
-                "GlassdDaemon", "Wake",
+                "GlassdDaemon", "Wake", "Audio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

@@ -4,6 +4,7 @@ import DBusKit
 import Foundation
 import GlassdAPI
 import GlassdDaemon
+import Audio
 import Logging
 import Wake
 
@@ -76,6 +77,8 @@ struct Glassd: AsyncParsableCommand {
             print("\(times.count) wake(s) on \"\(spotter.phrase)\" (\(settings.sensitivity.rawValue))")
         } catch let error as WakeError {
             throw fail(error.description)
+        } catch AudioError.unsupportedInput(let why) {
+            throw fail("\(path): \(why)")
         } catch {
             throw fail("\(path): \(error)")
         }

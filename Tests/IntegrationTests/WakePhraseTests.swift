@@ -180,3 +180,36 @@ extension DBusValue {
         if case .uint64(let value) = unwrapped { value } else { nil }
     }
 }
+
+/// `glassd --check-wake`: what a user runs on their own recording before glassd listens with a
+/// phrase, and what Scripts/bench-wake measures with.
+@Suite("glassd --check-wake: where a recording says the phrase")
+struct WakeCheckTests {
+    @Test("speech with the phrase: one wake, after the speech before it; without: none; a file that is no WAV: a clear error")
+    func checks() async throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func spoken(_ text: String, _ name: String) async throws -> String {
+            let path = directory + "/\(name).wav"
+            let made = try await runCommand("espeak-ng", ["-v", "en-us+klatt", "-s", "140", "-w", path, text])
+            guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
+            return path
+        }
+        let config = directory + "/glassd.conf"
+        try "[wake]\nphrase = \"hey glasses\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let lead = "the bus was late this morning. please turn left at the next junction and park behind the shop."
+        let woken = try await runCommand(Paths.glassd, ["--config", config, "--check-wake", try await spoken(lead + " hey glasses.", "woken")])
+        #expect(woken.ok, "\(woken.stderr)")
+        let lines = woken.stdout.split(separator: "\n")
+        #expect(lines.last == "1 wake(s) on \"hey glasses\" (normal)", "\(woken.stdout)")
+        // The lead takes about five seconds: the wake is at the phrase, past it.
+        #expect((Double(lines.first ?? "") ?? 0) > 4, "\(woken.stdout)")
+
+        let plain = try await runCommand(Paths.glassd, ["--config", config, "--check-wake", try await spoken(lead, "plain")])
+        #expect(plain.stdout == "0 wake(s) on \"hey glasses\" (normal)\n", "\(plain.stdout) \(plain.stderr)")
+
+        try "not audio".write(toFile: directory + "/bad.wav", atomically: true, encoding: .utf8)
+        let bad = try await runCommand(Paths.glassd, ["--config", config, "--check-wake", directory + "/bad.wav"])
+        #expect(!bad.ok && bad.stderr.contains("not a WAV file"), "\(bad.stderr)")
+    }
+}
