@@ -67,7 +67,7 @@ struct WakePhraseTests {
         }
     }
 
-    @Test("glasses: a Frame streams what it hears (8 kHz, 8-bit) while idle; the phrase starts a question there, saying so, and it is answered")
+    @Test("glasses: a Frame streams what it hears (8 kHz, 8-bit) while idle or showing pages; the phrase starts a question there, saying so, and it is answered")
     func onAFrame() async throws {
         try await BLEWorld.with { ble in
             try await ble.withFrameSession(frame, config: try config(ble, source: "glasses")) { bus, vf in
@@ -80,12 +80,23 @@ struct WakePhraseTests {
                     }
                 }
                 #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.member))")
-                #expect((try await wakeNow(bus)["heard"]?.uint32 ?? 0) >= 1)
+
+                // Pages being read listen too: the phrase asks the next question over them.
+                let asked = try await ble.world.callManager("Query", "s", ["[longlist] the months"])
+                #expect(asked.ok, "\(asked.stderr)")
+                try await vf.waitForDisplay(containing: "Tap for more")
+                let next = try await nextQuestion(bus, timeout: .seconds(90)) {
+                    try await vf.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) {
+                        try await vf.call("FeedAudio", [.string(woken)])
+                    }
+                }
+                #expect(next.last?.member == GlassdBus.Signal.answered, "\(next.map(\.member))")
+                #expect((try await wakeNow(bus)["heard"]?.uint32 ?? 0) >= 2)
             }
         }
     }
 
-    @Test("host: a stand-in for the host's recorder plays speech ending in the phrase: one wake, and a question on the glasses")
+    @Test("host: a stand-in for the host's recorder plays speech ending in the phrase: one wake, and a question on the glasses; again over a laid-out answer's pages")
     func onTheHost() async throws {
         try await BLEWorld.with { ble in
             let dir = ble.world.directory
@@ -96,8 +107,8 @@ struct WakePhraseTests {
             let converted = try await runCommand(
                 "/bin/sh", ["-c", "python3 - '\(spoken)' '\(raw)' <<'EOF'\n\(Self.toRaw)\nEOF"])
             guard converted.ok else { throw TestFailure("converting: \(converted.stderr)") }
-            // The stand-in for arecord plays it in real time, as a microphone would, once the
-            // test says so through a FIFO (when the glasses are ready).
+            // The stand-in for arecord plays it in real time, as a microphone would, each time
+            // the test says so through a FIFO (silence in between: nothing is written).
             let go = dir + "/go"
             #expect(mkfifo(go, 0o600) == 0)
             let bin = dir + "/bin"
@@ -105,13 +116,14 @@ struct WakePhraseTests {
             try """
                 #!/usr/bin/env python3
                 import sys, time
-                open('\(go)').read(1)
                 data = open('\(raw)', 'rb').read()
-                start = time.monotonic()
-                for at in range(0, len(data), 640):
-                    sys.stdout.buffer.write(data[at:at + 640]); sys.stdout.flush()
-                    time.sleep(max(0, start + (at + 640) / 32000 - time.monotonic()))
-                time.sleep(3600)
+                while True:
+                    with open('\(go)') as go:
+                        go.read(1)
+                    start = time.monotonic()
+                    for at in range(0, len(data), 640):
+                        sys.stdout.buffer.write(data[at:at + 640]); sys.stdout.flush()
+                        time.sleep(max(0, start + (at + 640) / 32000 - time.monotonic()))
                 """.write(toFile: bin + "/arecord", atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin + "/arecord")
             let path = "\(bin):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
@@ -119,16 +131,27 @@ struct WakePhraseTests {
                 try await ble.pairReady(monocle, bus)
                 // The question itself is recorded by the glasses, as after a tap.
                 try await vm.call("FeedAudio", [.string(try await speak("what is the tallest mountain", in: dir, as: "question"))])
+                // Opening a FIFO blocks until its reader has it: on a thread of its own.
+                let play: @Sendable () -> Void = {
+                    Thread.detachNewThread { FileHandle(forWritingAtPath: go)?.write(Data("g".utf8)) }
+                }
                 let seen = try await nextQuestion(bus, timeout: .seconds(90)) {
-                    try await vm.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) {
-                        // Opening a FIFO blocks until its reader has it: on a thread of its own.
-                        Thread.detachNewThread { FileHandle(forWritingAtPath: go)?.write(Data("g".utf8)) }
-                    }
+                    try await vm.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) { play() }
                 }
                 #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.member))")
                 let status = try await wakeNow(bus)
                 #expect(status["heard"]?.uint32 == 1, "one wake, on the phrase, not in the speech before it: \(status)")
                 #expect(status["source"]?.string == "host" && status["state"]?.string == "listening", "\(status)")
+
+                // While a laid-out answer's pages show, the phrase asks the next question over them.
+                let asked = try await ble.world.callManager("Query", "s", ["[longlist] the months"])
+                #expect(asked.ok, "\(asked.stderr)")
+                try await vm.waitForDisplay(containing: "Tap for more")
+                let next = try await nextQuestion(bus, timeout: .seconds(90)) {
+                    try await vm.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) { play() }
+                }
+                #expect(next.last?.member == GlassdBus.Signal.answered, "\(next.map(\.member))")
+                #expect(try await wakeNow(bus)["heard"]?.uint32 == 2)
             }
             #expect(ble.world.log().contains("listening on the host's microphone through \(bin)/arecord"))
         }

@@ -230,7 +230,7 @@ local function pump_audio(limit)
   return true
 end
 
--- Listening for the wake phrase (the host asked, 0x1A): while idle, the microphone at 8 kHz,
+-- Listening for the wake phrase (the host asked, 0x1A): while idle (or showing pages), the microphone at 8 kHz,
 -- 8-bit (half the radio time of a question's 16-bit), streamed as LISTENING.
 local function listen_stop()
   if S.hearing then pcall(frame.microphone.stop) end
@@ -347,8 +347,9 @@ local function handle(data)
     S.listen = payload == '\1'
     if not S.listen then listen_stop() end
   elseif code == M.WAKE then
-    -- The host heard the wake phrase: a question, as if tapped, saying so.
-    if S.state == IDLE then
+    -- The host heard the wake phrase: a question, as if tapped, saying so (pages being read give way).
+    if S.state == IDLE or S.state == PAGED then
+      S.pages = {}
       start_recording()
       S.segments = {}
       append(payload, HEADING)
@@ -386,7 +387,7 @@ local function step()
   end
   if S.state == RECORDING then
     if at - S.recording_since > RECORD_MAX_S or not guard(pump_audio, 8) then guard(stop_recording) end
-  elseif S.listen and S.state == IDLE then
+  elseif S.listen and (S.state == IDLE or S.state == PAGED) then
     guard(listen_pump)
   elseif S.hearing then
     guard(listen_stop)   -- busy: what it hears meanwhile is not for the wake phrase

@@ -137,7 +137,8 @@ def _on_message(msg):
         if not S['listen'] and media.listening():
             media.deaf()
     elif cmd == b'wak:':
-        if st == IDLE:
+        if st in (IDLE, PAGED):     # pages being read: the phrase asks the next question
+            S['pages'] = []
             _woken(payload)
     elif cmd == b'alr:':
         if st == IDLE:
@@ -212,7 +213,7 @@ def _step():
         return 2
     if S['ready']:
         _battery()
-    if S['listen'] and S['state'] == IDLE:
+    if S['listen'] and S['state'] in (IDLE, PAGED):
         if not media.listening():
             media.listen()
         if not media.pump():
