@@ -33,7 +33,7 @@ public struct WakeStatus: Sendable, Equatable {
     public var state: State
     /// Wakes heard since glassd started.
     public var heard: UInt32 = 0
-    /// Seconds of audio the spotter has decoded since glassd started.
+    /// Seconds of audio the spotter has decoded since glassd started (reported every ten).
     public var listenedSeconds: UInt64 = 0
     public var error: String = ""
 
@@ -94,12 +94,18 @@ public actor WakeWatch {
         status = WakeStatus(phrase: phrase, source: name, state: .waiting)
     }
 
+    /// Every this many seconds of audio decoded, `listenedSeconds` is reported.
+    public static let reportEvery: UInt64 = 10
+
     /// What glasses show when the phrase starts a question.
     public var heardText: String { "Heard \"\(status.phrase)\"" }
 
     /// Listens until cancelled.
     public func run() async {
         await reporter.wakeChanged(status)
+        // Glasses ready before the watch was made (the model takes a moment to load) sent their
+        // status before it subscribed: it starts from where they stand.
+        await glassesChanged(await session.current)
         await withDiscardingTaskGroup { group in
             group.addTask { await self.followSpotter() }
             group.addTask { await self.followGlasses() }
@@ -115,7 +121,8 @@ public actor WakeWatch {
             case .wake: await woke()
             case .decoded(let seconds):
                 status.listenedSeconds = seconds
-                await reporter.wakeChanged(status)
+                // Not every second: listening all day must not wake every watcher of the bus.
+                if seconds % Self.reportEvery == 0 { await reporter.wakeChanged(status) }
             }
         }
     }
