@@ -11,9 +11,13 @@ struct VirtualMonocle: Sendable {
     var path: String { "/org/glassd/vmonocle/hci\(index)" }
     static let interface = "org.glassd.test.VirtualMonocle1"
 
+    /// Inject and InjectRepeated return once every frame is notified at full rate: 10 MB of them
+    /// take longer than D-Bus's usual 25 s on a loaded machine, without anything being stuck.
     @discardableResult
     func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        try await bus.call(destination, path: path, interface: Self.interface, member: member, arguments)
+        try await bus.call(
+            destination, path: path, interface: Self.interface, member: member, arguments,
+            timeoutSeconds: member.hasPrefix("Inject") ? 300 : 25)
     }
 
     func displayText() async throws -> String { try await call("DisplayText").first?.string ?? "" }
