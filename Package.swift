@@ -226,7 +226,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Glasses", "Monocle", "Frame",
-                "Firmware",
+                "Firmware", "Audio",
                 "HTTPKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

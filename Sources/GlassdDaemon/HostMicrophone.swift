@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Audio
 import Foundation
 import Logging
 import Product
@@ -10,8 +11,6 @@ import Synchronization
 /// recorder that ends is started again after a pause that doubles up to a minute.
 enum HostMicrophone {
     static let sampleRate = 16_000
-    /// 20 ms: the pieces the spotter is fed, as live audio comes.
-    static let pieceBytes = sampleRate / 50 * 2
 
     /// The recorder's argv: the first of pw-record, parec and arecord in PATH.
     static func recorderCommand() -> [String]? {
@@ -73,15 +72,13 @@ enum HostMicrophone {
         let status: Int32 = await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
                 let thread = Thread {
-                    var carry: [UInt8] = []
-                    while true {
-                        let data = reader.availableData
-                        if data.isEmpty { break }
-                        carry += data
-                        let whole = carry.count / pieceBytes * pieceBytes
-                        guard whole > 0 else { continue }
-                        continuation.yield(.samples(samples(carry[..<whole])))
-                        carry.removeFirst(whole)
+                    // s16le at the spotter's rate: bytes to samples only, a sample split across reads kept.
+                    if let converter = try? PCMConverter(input: PCMInput(sampleRate: sampleRate, bits: 16)) {
+                        while case let data = reader.availableData, !data.isEmpty {
+                            continuation.yield(.samples(converter.convert(Array(data))))
+                        }
+                    } else {
+                        process.terminate()
                     }
                     process.waitUntilExit()
                     done.resume(returning: process.terminationStatus)
@@ -98,16 +95,5 @@ enum HostMicrophone {
             logger.notice("[wake] the host's microphone recorder \(argv[0]) ended with status \(status)")
         }
         return ContinuousClock.now - started > .seconds(60)
-    }
-
-    private static func samples(_ bytes: ArraySlice<UInt8>) -> [Int16] {
-        var out: [Int16] = []
-        out.reserveCapacity(bytes.count / 2)
-        var i = bytes.startIndex
-        while i + 1 < bytes.endIndex {
-            out.append(Int16(bitPattern: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8))
-            i += 2
-        }
-        return out
     }
 }

@@ -24,7 +24,6 @@ public final class SpotterThread: Sendable {
         var restart = false
         var stopped = false
         var heardSamples: UInt64 = 0
-        var dropped: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -53,9 +52,7 @@ public final class SpotterThread: Sendable {
             s.chunks.append(samples)
             s.queued += samples.count
             while s.queued > Self.backlogLimit, s.chunks.count > 1 {
-                let old = s.chunks.removeFirst()
-                s.queued -= old.count
-                s.dropped += UInt64(old.count)
+                s.queued -= s.chunks.removeFirst().count
             }
             return true
         }
@@ -68,10 +65,8 @@ public final class SpotterThread: Sendable {
         signal.signal()
     }
 
-    /// Samples decoded so far, and dropped because the spotter fell behind.
-    public var counts: (heard: UInt64, dropped: UInt64) {
-        state.withLock { ($0.heardSamples, $0.dropped) }
-    }
+    /// Samples decoded so far.
+    public var decodedSamples: UInt64 { state.withLock { $0.heardSamples } }
 
     /// Ends the thread (and `events`) once it has decoded what was submitted before.
     public func finish() {

@@ -154,7 +154,7 @@ struct AnswerPagesTests {
 
     @Test("random answers: pages within the layout, indicators in order, every word shown but in cut table cells")
     func randomAnswers() {
-        var random = SeededGenerator(state: 2026)
+        var random = SplitMix64(seed: 2026)
         for round in 0..<600 {
             let answer = RandomAnswers.answer(&random)
             let layout = AnswerLayout(

@@ -1,36 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GlassdCore
 
-/// SplitMix64: the same "random" answers on every run, so a failure can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random typed answers of every kind, with long words, blank lines and non-ASCII letters.
+/// Drawn from GlassdCore's SplitMix64: the same answers on every run, so a failure can be replayed.
 enum RandomAnswers {
     static let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
     /// Letters and digits only: a table cell's words, which cannot look like a cut mark or a note.
-    static func plainWord(_ random: inout SeededGenerator) -> String {
+    static func plainWord(_ random: inout SplitMix64) -> String {
         let length = Int.random(in: 0..<12, using: &random) == 0 ? Int.random(in: 27...45, using: &random) : Int.random(in: 1...10, using: &random)
         return String((0..<length).map { _ in letters.randomElement(using: &random)! })
     }
 
-    static func word(_ random: inout SeededGenerator) -> String {
+    static func word(_ random: inout SplitMix64) -> String {
         var word = plainWord(&random)
         if Int.random(in: 0..<8, using: &random) == 0 { word += ["\u{E9}", "\u{20AC}", "\u{2014}", "\u{DF}", ",", ".", "?"].randomElement(using: &random)! }
         return word
     }
 
-    static func text(_ random: inout SeededGenerator, words: ClosedRange<Int>) -> String {
+    static func text(_ random: inout SplitMix64, words: ClosedRange<Int>) -> String {
         var text = ""
         for index in 0..<Int.random(in: words, using: &random) {
             if index > 0 { text += [" ", " ", " ", " ", " ", "  ", "\n", "\n\n"].randomElement(using: &random)! }
@@ -39,11 +27,11 @@ enum RandomAnswers {
         return text
     }
 
-    static func cell(_ random: inout SeededGenerator) -> String {
+    static func cell(_ random: inout SplitMix64) -> String {
         (0..<Int.random(in: 0...3, using: &random)).map { _ in plainWord(&random) }.joined(separator: " ")
     }
 
-    static func part(_ random: inout SeededGenerator) -> AnswerPart {
+    static func part(_ random: inout SplitMix64) -> AnswerPart {
         switch Int.random(in: 0..<6, using: &random) {
         case 0:
             return .text(text(&random, words: 0...60))
@@ -68,7 +56,7 @@ enum RandomAnswers {
         }
     }
 
-    static func answer(_ random: inout SeededGenerator) -> TypedAnswer {
+    static func answer(_ random: inout SplitMix64) -> TypedAnswer {
         TypedAnswer((0..<Int.random(in: 0...4, using: &random)).map { _ in part(&random) })
     }
 }

@@ -31,14 +31,6 @@ struct OfflineVoiceTests {
         return path
     }
 
-    /// espeak-ng saying `text` into a WAV file in `directory`.
-    private func speak(_ text: String, in directory: String, as name: String) async throws -> String {
-        let path = directory + "/\(name).wav"
-        let made = try await runCommand("espeak-ng", ["-w", path, text])
-        guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
-        return path
-    }
-
     @Test("two spoken questions: Transcribed carries their words, SmolLM2's answer streams onto the display, History keeps both turns; translator mode is NotConfigured, English only")
     func spokenQuestions() async throws {
         try await BLEWorld.with { ble in
@@ -54,7 +46,7 @@ struct OfflineVoiceTests {
                     for (index, (text, words)) in [
                         ("what is the capital of france", ["capital", "france"]), ("how far away is the moon", ["far", "moon"]),
                     ].enumerated() {
-                        try await vm.call("FeedAudio", [.string(try await speak(text, in: ble.world.directory, as: "q\(index)"))])
+                        try await vm.call("FeedAudio", [.string(try await SpeechFixture.spoken(text, in: ble.world.directory, as: "q\(index)"))])
                         let seen = try await nextQuestion(bus, timeout: .seconds(120)) { try await vm.call("Tap") }
                         let heard = seen.first { $0.member == GlassdBus.Signal.transcribed }?.arguments.dropFirst().first?.string ?? ""
                         for word in words { #expect(heard.lowercased().contains(word), "\(text) was heard as \"\(heard)\"") }

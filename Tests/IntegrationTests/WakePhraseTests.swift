@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Audio
 import DBusKit
 import Foundation
 import GlassdAPI
@@ -18,12 +19,9 @@ struct WakePhraseTests {
     static let lead =
         "the bus was late this morning. please turn left at the next junction and park behind the shop. the weather forecast promises rain for the whole week."
 
-    /// espeak-ng saying `text` (a voice the spotter hears well) into a WAV file in `directory`.
-    private func speak(_ text: String, in directory: String, as name: String) async throws -> String {
-        let path = directory + "/\(name).wav"
-        let made = try await runCommand("espeak-ng", ["-v", "en-us+klatt", "-s", "140", "-w", path, text])
-        guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
-        return path
+    /// espeak-ng saying `text` in a voice the spotter hears well, into a WAV file in `directory`.
+    static func speak(_ text: String, in directory: String, as name: String) async throws -> String {
+        try await SpeechFixture.spoken(text, voice: "en-us+klatt", in: directory, as: name)
     }
 
     private func config(_ ble: BLEWorld, source: String) throws -> String {
@@ -39,8 +37,8 @@ struct WakePhraseTests {
             try await ble.withSession(monocle, config: try config(ble, source: "glasses")) { bus, vm in
                 try await ble.pairReady(monocle, bus)
                 // Speech alone: all of it heard (the spotter decoded past it), no wake, no question.
-                let plain = try await speak(Self.lead, in: ble.world.directory, as: "plain")
-                let seconds = try await wavSeconds(plain)
+                let plain = try await Self.speak(Self.lead, in: ble.world.directory, as: "plain")
+                let seconds = try wavSeconds(plain)
                 // Listening since the glasses became ready: the speech is heard from now on.
                 let before = try await wakeStatus(bus, after: {}) { $0["state"]?.string == "listening" }
                 // Reported every ten seconds of audio, so `before` may be ten behind: a margin of that.
@@ -53,7 +51,7 @@ struct WakePhraseTests {
                 #expect(!(try await vm.displayText()).contains("Heard"))
 
                 // The same speech, then the phrase: a question starts as on a tap, and is answered.
-                let woken = try await speak(Self.lead + " hey glasses.", in: ble.world.directory, as: "woken")
+                let woken = try await Self.speak(Self.lead + " hey glasses.", in: ble.world.directory, as: "woken")
                 let seen = try await nextQuestion(bus, timeout: .seconds(90)) {
                     try await vm.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) {
                         try await vm.call("FeedAudio", [.string(woken)])
@@ -74,7 +72,7 @@ struct WakePhraseTests {
             try await ble.withFrameSession(frame, config: try config(ble, source: "glasses")) { bus, vf in
                 try await ble.pairReady(frame, bus)
                 _ = try await wakeStatus(bus, after: {}) { $0["state"]?.string == "listening" }
-                let woken = try await speak(Self.lead + " hey glasses.", in: ble.world.directory, as: "frame-woken")
+                let woken = try await Self.speak(Self.lead + " hey glasses.", in: ble.world.directory, as: "frame-woken")
                 let seen = try await nextQuestion(bus, timeout: .seconds(90)) {
                     try await vf.waitForDisplay(containing: "Heard \"hey glasses\"", timeout: .seconds(60)) {
                         try await vf.call("FeedAudio", [.string(woken)])
@@ -101,13 +99,13 @@ struct WakePhraseTests {
     func onTheHost() async throws {
         try await BLEWorld.with { ble in
             let dir = ble.world.directory
-            // 16 kHz s16 raw, as arecord would record it: the speech, then 3 s of silence; then
-            // nothing until the recorder is stopped.
-            let spoken = try await speak(Self.lead + " hey glasses.", in: dir, as: "host")
+            // 16 kHz s16 raw, as arecord would record it: the speech (resampled as glassd does),
+            // then 3 s of silence.
+            let spoken = try await Self.speak(Self.lead + " hey glasses.", in: dir, as: "host")
             let raw = dir + "/host.raw"
-            let converted = try await runCommand(
-                "/bin/sh", ["-c", "python3 - '\(spoken)' '\(raw)' <<'EOF'\n\(Self.toRaw)\nEOF"])
-            guard converted.ok else { throw TestFailure("converting: \(converted.stderr)") }
+            let (samples, rate) = try WAV.decode(Array(try Data(contentsOf: URL(fileURLWithPath: spoken))))
+            let host = try PCMConverter.resample(samples, from: rate, to: 16_000) + [Int16](repeating: 0, count: 3 * 16_000)
+            try host.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: raw))
             // The stand-in for arecord plays it in real time, as a microphone would, each time
             // the test says so through a FIFO (silence in between: nothing is written).
             let go = dir + "/go"
@@ -131,7 +129,7 @@ struct WakePhraseTests {
             try await ble.withSession(monocle, config: try config(ble, source: "host"), environment: ["PATH": path]) { bus, vm in
                 try await ble.pairReady(monocle, bus)
                 // The question itself is recorded by the glasses, as after a tap.
-                try await vm.call("FeedAudio", [.string(try await speak("what is the tallest mountain", in: dir, as: "question"))])
+                try await vm.call("FeedAudio", [.string(try await Self.speak("what is the tallest mountain", in: dir, as: "question"))])
                 // Opening a FIFO blocks until its reader has it: on a thread of its own.
                 let play: @Sendable () -> Void = {
                     Thread.detachNewThread { FileHandle(forWritingAtPath: go)?.write(Data("g".utf8)) }
@@ -158,17 +156,9 @@ struct WakePhraseTests {
         }
     }
 
-    /// Converts espeak-ng's WAV file (22050 Hz) to 16 kHz s16 raw, then 3 s of silence.
-    static let toRaw = """
-        import sys, wave, array
-        w = wave.open(sys.argv[1]); r = w.getframerate(); a = array.array('h', w.readframes(w.getnframes()))
-        out = array.array('h', (a[int(i * r / 16000)] for i in range(int(len(a) * 16000 / r))))
-        open(sys.argv[2], 'wb').write((out + array.array('h', bytes(2 * 16000 * 3))).tobytes())
-        """
-
-    private func wavSeconds(_ path: String) async throws -> Double {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        return Double(data.count - 44) / 2 / 22_050
+    private func wavSeconds(_ path: String) throws -> Double {
+        let (samples, rate) = try WAV.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        return Double(samples.count) / Double(rate)
     }
 
     private func wakeNow(_ bus: BusConnection) async throws -> [String: DBusValue] {
@@ -214,10 +204,7 @@ struct WakeCheckTests {
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func spoken(_ text: String, _ name: String) async throws -> String {
-            let path = directory + "/\(name).wav"
-            let made = try await runCommand("espeak-ng", ["-v", "en-us+klatt", "-s", "140", "-w", path, text])
-            guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
-            return path
+            try await WakePhraseTests.speak(text, in: directory, as: name)
         }
         let config = directory + "/glassd.conf"
         try "[wake]\nphrase = \"hey glasses\"\n".write(toFile: config, atomically: true, encoding: .utf8)

@@ -1,22 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
+import GlassdCore
 import Skills
 import Testing
 
 @Suite("Skills on any input")
 struct SkillFuzzTests {
-    /// A small seeded generator, so a failure reproduces.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let pieces = [
         "1", "0", "9", "17", "1e400", ".", ",", "-", "+", "*", "/", "^", "(", ")", "%", "°", "√", "×", " ", " ", " ",
         "times", "plus", "minus", "of", "to", "in", "how many", "what is", "what's", "convert", "km", "miles", "f", "c",
@@ -26,7 +15,7 @@ struct SkillFuzzTests {
 
     @Test("random utterances never crash")
     func random() {
-        var random = SplitMix(state: 42)
+        var random = SplitMix64(seed: 42)
         let skills = LocalSkills()
         let turn = context(glasses: GlassesState(connected: true, battery: 3, state: "ready"), lastTurn: (question: "", answer: ""))
         for _ in 0..<5000 {

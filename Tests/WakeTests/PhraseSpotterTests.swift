@@ -92,6 +92,6 @@ import Wake
         }
         #expect(count == 1)
         #expect(seconds == UInt64(phrase.count / PhraseSpotter.sampleRate))
-        #expect(thread.counts.heard == UInt64(phrase.count))
+        #expect(thread.decodedSamples == UInt64(phrase.count))
     }
 }

@@ -89,6 +89,15 @@ enum SpeechFixture {
     /// 2 s of silence.
     static func silence(in directory: String) throws -> String { try wav("silence", in: directory) }
 
+    /// espeak-ng saying `text` (in `voice`, else its default) into `directory/name.wav`.
+    static func spoken(_ text: String, voice: String? = nil, in directory: String, as name: String) async throws -> String {
+        let path = directory + "/\(name).wav"
+        let options = voice.map { ["-v", $0, "-s", "140"] } ?? []
+        let made = try await runCommand("espeak-ng", options + ["-w", path, text])
+        guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
+        return path
+    }
+
     private static func wav(_ name: String, in directory: String) throws -> String {
         let source = Paths.root + "/Tests/AudioTests/Fixtures/\(name).s8"
         guard let raw = FileManager.default.contents(atPath: source) else { throw TestFailure("no fixture \(source)") }
