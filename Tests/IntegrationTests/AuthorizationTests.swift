@@ -7,75 +7,32 @@ import Testing
 private let ready = SystemBus.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_POLKIT"] != nil
 private let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
 
-/// glassd on a system-like bus with the project's bus policy, polkit (python-dbusmock's polkitd
-/// template) and callers as root, as a member of group glassd and as a stranger (nobody).
+/// glassd (as user glassd) on a system-like bus with the project's bus policy, polkit
+/// (python-dbusmock's polkitd template, for what only a fake can stage or record: what glassd
+/// asked, a hang, a challenge, polkit gone) and callers as root, as a member of group glassd and
+/// as a stranger (nobody). The real polkitd is InstalledServiceTests'.
 @Suite(
     "Who may do what: polkit per action and private answers on a system bus", .serialized, .timeLimit(.minutes(5)),
-    .enabled(if: ready, "needs root, setpriv, group glassd and python3-dbusmock (Scripts/test sets them up)"))
+    .enabled(if: ready, "needs root, setpriv, user and group glassd and python3-dbusmock (Scripts/test sets them up)"))
 struct AuthorizationTests {
-    /// One call per gated member, as dbus-send or glassctl make it, by `caller`.
-    private struct Call: Sendable {
-        var action: String
-        var name: String
-        var run: @Sendable (SystemBus, SystemBus.Caller) async throws -> CommandResult
-    }
-
-    private static let device = GlassdBus.devicePath(address: "00:00:00:00:00:03")
-
-    private static func calls(_ importFile: String) -> [Call] {
-        let manager = (GlassdBus.managerPath, GlassdBus.managerInterface)
-        return [
-            Call(action: GlassdBus.Action.pair, name: "Pair") { bus, who in try await bus.send(who, manager.0, manager.1, "Pair", ["string:"]) },
-            Call(action: GlassdBus.Action.pair, name: "Unpair") { bus, who in try await bus.send(who, manager.0, manager.1, "Unpair") },
-            Call(action: GlassdBus.Action.update, name: "Update") { bus, who in try await bus.glassctl(who, ["update", "--no-interactive"]) },
-            Call(action: GlassdBus.Action.update, name: "Job1.Cancel") { bus, who in
-                try await bus.send(who, GlassdBus.jobsPath + "/1", GlassdBus.jobInterface, GlassdBus.Job.cancel)
-            },
-            Call(action: GlassdBus.Action.manage, name: "Mode") { bus, who in
-                try await bus.send(
-                    who, manager.0, "org.freedesktop.DBus.Properties", "Set",
-                    ["string:\(GlassdBus.managerInterface)", "string:Mode", "variant:string:translator"])
-            },
-            Call(action: GlassdBus.Action.manage, name: "ClearHistory") { bus, who in try await bus.send(who, manager.0, manager.1, "ClearHistory") },
-            Call(action: GlassdBus.Action.manage, name: "ImportHistory") { bus, who in
-                try await bus.glassctl(who, ["history", "--no-interactive", "--import", importFile])
-            },
-            Call(action: GlassdBus.Action.manage, name: "Display") { bus, who in
-                try await bus.send(who, device, GlassdBus.deviceInterface, GlassdBus.DeviceMethod.display, ["string:hello"])
-            },
-            Call(action: GlassdBus.Action.manage, name: "StartAgent") { bus, who in
-                try await bus.glassctl(who, ["agent", "start", "--no-interactive"])
-            },
-            Call(action: GlassdBus.Action.manage, name: "AgentSession1.Stop") { bus, who in
-                try await bus.send(who, GlassdBus.agentsPath + "/1", GlassdBus.agentInterface, GlassdBus.Agent.stop)
-            },
-        ]
-    }
-
+    /// glassd as the unit runs it (user glassd) on the system bus, with polkit's mock or none.
     private func withGlassd(polkit: Bool = true, _ body: (SystemBus) async throws -> Void) async throws {
         try await SystemBus.with { bus in
+            let user = SystemBus.daemonUser
             if polkit {
-                try await bus.withPolkit { try await bus.world.withGlassd(systemBus: bus.address) { _ in try await body(bus) } }
+                try await bus.withPolkit { try await bus.world.withGlassd(systemBus: bus.address, user: user) { _ in try await body(bus) } }
             } else {
-                try await bus.world.withGlassd(systemBus: bus.address) { _ in try await body(bus) }
+                try await bus.world.withGlassd(systemBus: bus.address, user: user) { _ in try await body(bus) }
             }
         }
     }
 
-    /// A history file another user can read, for ImportHistory.
-    private func historyFile(_ bus: SystemBus) throws -> String {
-        let path = bus.world.directory + "/import.jsonl"
-        try #"{"role":"user","content":"imported question","at":1}"#.appending("\n").write(toFile: path, atomically: true, encoding: .utf8)
-        _ = chmod(path, 0o644)
-        return path
-    }
-
-    private func output(_ result: CommandResult) -> String { result.stdout + result.stderr }
+    private func output(_ result: CommandResult) -> String { result.output }
 
     @Test("a member is refused each action until polkit allows it, then each call runs; root is never asked; a stranger is stopped by the bus policy")
     func actions() async throws {
         try await withGlassd { bus in
-            let calls = Self.calls(try historyFile(bus))
+            let calls = GatedCallRun.all(importFile: try GatedCallRun.historyFile(in: bus.world))
             for call in calls {
                 let refused = try await call.run(bus, .member)
                 #expect(!refused.ok && output(refused).contains(accessDenied), "\(call.name): \(output(refused))")

@@ -11,6 +11,7 @@ struct DeploymentFileTests {
         let dir = try Paths.temporaryDirectory()
         let unit = try String(contentsOfFile: Paths.root + "/systemd/glassd.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/local/bin/glassd\n"))
+        #expect(unit.contains("\nLimitCORE=0\n"), "no core dump holds questions, answers or the key")
         try unit.replacingOccurrences(of: "ExecStart=/usr/local/bin/glassd", with: "ExecStart=\(Paths.glassd)")
             .write(toFile: dir + "/glassd.service", atomically: true, encoding: .utf8)
         let result = try await runCommand("systemd-analyze", ["verify", dir + "/glassd.service"])
@@ -71,12 +72,18 @@ struct DeploymentFileTests {
             #expect(defaults[action]?.contains("<allow_inactive>auth_admin</allow_inactive>") == true, "\(action)")
         }
         #expect(defaults[GlassdBus.Action.update]?.components(separatedBy: ">auth_admin_keep<").count == 4)
+        // polkit answers glassd about other users' calls only as an owner of each action: the unit's user.
+        let unit = try String(contentsOfFile: Paths.root + "/systemd/glassd.service", encoding: .utf8)
+        let user = try #require(unit.split(separator: "\n").first { $0.hasPrefix("User=") }?.dropFirst("User=".count))
+        for (action, block) in defaults {
+            #expect(block.contains("<annotate key=\"org.freedesktop.policykit.owner\">unix-user:\(user)</annotate>"), "\(action)")
+        }
     }
 
     @Test("a system bus loads the glassd policy")
     func busPolicyParses() async throws {
         let dir = try Paths.temporaryDirectory()
-        let config = try writeBusConfig(in: dir, type: "system", include: Paths.root + "/dbus/org.glassd.conf")
+        let config = try writeBusConfig(in: dir, type: "system", include: [Paths.root + "/dbus/org.glassd.conf"])
         let address = try await withBackground(
             "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
             log: dir + "/dbus.log", firstLine: true
@@ -93,7 +100,7 @@ struct DeploymentFileTests {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = chmod(dir, 0o755)  // nobody must reach the socket
-        let config = try writeBusConfig(in: dir, type: "system", include: Paths.root + "/dbus/org.glassd.conf")
+        let config = try writeBusConfig(in: dir, type: "system", include: [Paths.root + "/dbus/org.glassd.conf"])
         try await withBackground(
             "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
             log: dir + "/dbus.log", firstLine: true

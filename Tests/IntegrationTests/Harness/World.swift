@@ -53,9 +53,13 @@ struct World: Sendable {
     /// `stateDirectory` under the world's folder.
     /// `systemBus`: glassd serves on that bus as on the system bus (where it asks polkit),
     /// not on this world's.
+    /// `user`: glassd runs as that user (setpriv, as root), as the unit's `User=` runs it; its
+    /// state folder is made its own and the notify socket writable to it. `executable`: another
+    /// glassd binary (an installed one).
     func withGlassd<R: Sendable>(
         config: String? = nil, environment: [String: String] = [:], logLevel: String = "debug",
-        stateDirectory: String = "state", systemBus: String? = nil, _ body: (Glassd) async throws -> R
+        stateDirectory: String = "state", systemBus: String? = nil, user: String? = nil, executable: String = Paths.glassd,
+        _ body: (Glassd) async throws -> R
     ) async throws -> R {
         let configPath = try config ?? writeConfig()
         let notify = try NotifySocket(path: directory + "/notify-\(UUID().uuidString.prefix(6))")
@@ -64,11 +68,17 @@ struct World: Sendable {
         // BlueZ, real or fake, is looked for on this same private bus.
         env["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus ?? busAddress
         env["NOTIFY_SOCKET"] = notify.path
+        let state = directory + "/" + stateDirectory
+        var command = [executable]
+        if let user {
+            try Self.makeOwned(state, by: user)
+            _ = chmod(notify.path, 0o666)
+            command = ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "--"] + command
+        }
         return try await withBackground(
-            Paths.glassd,
-            [
-                "--bus", systemBus == nil ? "session" : "system", "--config", configPath, "--state-dir",
-                directory + "/" + stateDirectory, "--log-level", logLevel,
+            command[0],
+            Array(command.dropFirst()) + [
+                "--bus", systemBus == nil ? "session" : "system", "--config", configPath, "--state-dir", state, "--log-level", logLevel,
             ],
             environment: env, log: directory + "/glassd.log", firstLine: false
         ) { process, _ in
@@ -79,8 +89,20 @@ struct World: Sendable {
         }
     }
 
-    func log() -> String {
-        (try? String(contentsOfFile: directory + "/glassd.log", encoding: .utf8)) ?? ""
+    /// A folder `user` owns alone (mode 0700), as systemd makes a unit's StateDirectory=.
+    static func makeOwned(_ path: String, by user: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        guard let account = getpwnam(user) else { throw TestFailure("no user \(user)") }
+        guard chown(path, account.pointee.pw_uid, account.pointee.pw_gid) == 0, chmod(path, 0o700) == 0 else {
+            throw TestFailure("cannot give \(path) to \(user)")
+        }
+    }
+
+    func log() -> String { read("glassd.log") }
+
+    /// A file of this world's folder, or "" when there is none.
+    func read(_ name: String) -> String {
+        (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? ""
     }
 
     /// busctl on this world's bus.
@@ -131,8 +153,8 @@ struct Glassd {
 }
 
 /// A dbus-daemon configuration of the given type listening in `directory`; anything goes
-/// unless `include` adds a policy file. Returns its path.
-func writeBusConfig(in directory: String, type: String, include: String? = nil) throws -> String {
+/// unless `include` adds policy files. Returns its path.
+func writeBusConfig(in directory: String, type: String, include: [String] = []) throws -> String {
     let path = directory + "/\(type).conf"
     try """
     <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -147,7 +169,7 @@ func writeBusConfig(in directory: String, type: String, include: String? = nil) 
         <allow eavesdrop="true"/>
         <allow own="*"/>
       </policy>
-      \(include.map { "<include>\($0)</include>" } ?? "")
+      \(include.map { "<include>\($0)</include>" }.joined(separator: "\n  "))
     </busconfig>
     """.write(toFile: path, atomically: true, encoding: .utf8)
     return path
