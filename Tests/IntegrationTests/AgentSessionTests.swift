@@ -97,6 +97,8 @@ struct AgentSessionTests {
             #expect(!second.ok && second.stderr.contains("runs already"), "\(second.stderr)")
             // Kept alive: pinged every second.
             try await ten.wait(for: "pings", atLeast: 2)
+            // The server has taken the websocket (its handler runs after glassd's handshake ends).
+            try await ten.wait(for: "client")
 
             try await ten.sendTranscript(role: "user", text: "what is", final: false, ts: 100)
             try await ten.sendTranscript(role: "user", text: "what is the weather", final: true, ts: 200)
