@@ -73,7 +73,7 @@ private struct TLSServer {
     let port: String
 
     /// Starts the server with `cert` and `key`; returns once it listens.
-    static func start(cert: String, key: String, directory: String) throws -> TLSServer {
+    static func start(cert: String, key: String, directory: String) async throws -> TLSServer {
         let scriptPath = directory + "/tls_server.py"
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         let process = Process()
@@ -83,12 +83,19 @@ private struct TLSServer {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Bounded: the script prints its port first thing, or exits (EOF) on any failure.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
+        // Bounded: the script prints its port first thing, or exits (EOF) on any failure. The
+        // read blocks, so it runs on a thread of its own.
+        let reader = out.fileHandleForReading
+        let line = await withCheckedContinuation { (done: CheckedContinuation<Data, Never>) in
+            Thread.detachNewThread {
+                var line = Data()
+                while !line.contains(UInt8(ascii: "\n")) {
+                    let chunk = reader.availableData
+                    guard !chunk.isEmpty else { break }
+                    line += chunk
+                }
+                done.resume(returning: line)
+            }
         }
         let port = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard UInt16(port) != nil else {
@@ -142,7 +149,7 @@ struct TLSTests {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (cert, key) = try makeCertificate("DNS:localhost,IP:127.0.0.1", in: directory, name: "server")
-        let server = try TLSServer.start(cert: cert, key: key, directory: directory)
+        let server = try await TLSServer.start(cert: cert, key: key, directory: directory)
         defer { server.stop() }
         for host in ["127.0.0.1", "localhost"] {
             let connection = try await WebSocketConnection.connect(
@@ -161,7 +168,7 @@ struct TLSTests {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (cert, key) = try makeCertificate("DNS:localhost,IP:127.0.0.1", in: directory, name: "server")
-        let server = try TLSServer.start(cert: cert, key: key, directory: directory)
+        let server = try await TLSServer.start(cert: cert, key: key, directory: directory)
         defer { server.stop() }
         // The system's CAs do not know a self-signed certificate.
         await #expect {
@@ -172,7 +179,7 @@ struct TLSTests {
         }
         // Trusted, but it names other hosts than the one connected to.
         let (otherCert, otherKey) = try makeCertificate("DNS:other.example", in: directory, name: "other")
-        let other = try TLSServer.start(cert: otherCert, key: otherKey, directory: directory)
+        let other = try await TLSServer.start(cert: otherCert, key: otherKey, directory: directory)
         defer { other.stop() }
         await #expect {
             try await WebSocketConnection.connect(to: "wss://127.0.0.1:\(other.port)/", timeout: .seconds(10), caFile: otherCert)
@@ -194,7 +201,7 @@ struct TLSTests {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (cert, key) = try makeCertificate("IP:127.0.0.1", in: directory, name: "server")
-        let server = try TLSServer.start(cert: cert, key: key, directory: directory)
+        let server = try await TLSServer.start(cert: cert, key: key, directory: directory)
         defer { server.stop() }
         await #expect(throws: WebSocketError.self) {
             try await WebSocketConnection.connect(to: "ws://127.0.0.1:\(server.port)/", timeout: .seconds(3))
