@@ -126,9 +126,11 @@ let package = Package(
             swiftSettings: strict),
 
         // Adapters.
-        // A WebSocket client (RFC 6455) over a TCP socket: the codec is pure, the socket has its own thread.
+        // A WebSocket client (RFC 6455) over a TCP socket or libcurl's TLS stream: the codec is pure,
+        // the socket has its own thread.
         .target(
-            name: "WebSocket", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+            name: "WebSocket", dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",

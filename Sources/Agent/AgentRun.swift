@@ -38,6 +38,12 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
         var channel = ""
     }
 
+    /// Why the websocket did not open: the last attempt's error, if one was made.
+    struct ConnectFailure: Error {
+        var why: String?
+        init(_ why: String?) { self.why = why }
+    }
+
     enum Outcome: Sendable, Equatable {
         case stopped(String)
         case failed(String)
@@ -107,13 +113,15 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
     /// After a successful `start`: runs the session until it is stopped or fails.
     public func serve() async {
         let outcome: Outcome
-        if let socket = await connect() {
+        switch await connect() {
+        case .success(let socket):
             output.state(.running, error: "")
             outcome = await running(socket)
             output.state(.stopping, error: "")
             await socket.close()
-        } else {
-            outcome = .failed("The agent's websocket at \(settings.websocketURL) did not open.")
+        case .failure(let failure):
+            // The last attempt's error says why (a certificate refused reads as such).
+            outcome = .failed("The agent's websocket at \(settings.websocketURL) did not open" + (failure.why.map { ": \($0)." } ?? "."))
             output.state(.stopping, error: "")
         }
         await tellServerToStop()
@@ -133,20 +141,22 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The graph's websocket, tried until `connectWindow` passes (its worker needs a moment), or a stop.
-    private func connect() async -> (any AgentSocket)? {
+    private func connect() async -> Result<any AgentSocket, ConnectFailure> {
         let deadline = clock.now.advanced(by: settings.connectWindow)
         var wait = Duration.milliseconds(100)
+        var last: String?
         while !stopRequested.hasFired {
             do {
-                return try await openSocket(settings.websocketURL)
+                return .success(try await openSocket(settings.websocketURL))
             } catch {
                 logger.debug("agent websocket not open yet: \(error)")
+                last = "\(error)"
             }
-            guard clock.now.advanced(by: wait) < deadline else { return nil }
-            do { try await clock.sleep(for: wait, tolerance: nil) } catch { return nil }
+            guard clock.now.advanced(by: wait) < deadline else { return .failure(ConnectFailure(last)) }
+            do { try await clock.sleep(for: wait, tolerance: nil) } catch { return .failure(ConnectFailure(last)) }
             wait = min(wait * 2, .seconds(2))
         }
-        return nil
+        return .failure(ConnectFailure(nil))
     }
 
     private func running(_ socket: any AgentSocket) async -> Outcome {

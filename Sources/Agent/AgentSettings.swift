@@ -34,11 +34,14 @@ public struct AgentSettings: Sendable, Equatable {
         self.connectWindow = connectWindow
     }
 
-    /// The websocket_server extension's default: port 8765 on the server's host.
+    /// The websocket_server extension's default: port 8765 on the server's host, in TLS (`wss`)
+    /// when the server's API is (https), since the wearer's voice goes over it.
     public static func defaultWebSocketURL(baseURL: String) -> String {
-        var host = URLComponents(string: baseURL)?.host ?? "127.0.0.1"
+        let components = URLComponents(string: baseURL)
+        var host = components?.host ?? "127.0.0.1"
         // Foundation keeps an IPv6 literal's brackets in `host` on some platforms, not on others.
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return "ws://\(host.contains(":") ? "[\(host)]" : host):8765"
+        let scheme = components?.scheme?.lowercased() == "https" ? "wss" : "ws"
+        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):8765"
     }
 }

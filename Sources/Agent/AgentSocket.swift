@@ -11,5 +11,5 @@ public protocol AgentSocket: Sendable {
     func close() async
 }
 
-/// Opens the socket at a `ws://` URL, or throws.
+/// Opens the socket at a `ws://` or `wss://` URL, or throws.
 public typealias AgentSocketOpener = @Sendable (String) async throws -> any AgentSocket

@@ -14,6 +14,8 @@ public enum ChatStreamDecoder {
     public enum DecodeError: Error, Sendable, Equatable {
         case malformed
         case upstream(String)
+        /// A new call past `ChatToolCalls.maxCalls` (the count it would have made).
+        case tooManyToolCalls(Int)
     }
 
     /// One SSE event (`event: error` is a failure whatever its data).
@@ -76,7 +78,7 @@ public enum ChatStreamDecoder {
             // A refusal is the model's answer too: show it rather than retry for nothing.
             if let content = delta["content"] as? String { text += content }
             if let refusal = delta["refusal"] as? String { text += refusal }
-            toolCalls.add(json: delta["tool_calls"])
+            try toolCalls.add(json: delta["tool_calls"])
         }
         text = sanitized(text)
         return text.isEmpty ? .nothing : .text(text)
@@ -105,7 +107,7 @@ public enum ChatStreamDecoder {
         guard let choices = object["choices"] as? [[String: Any]],
             let message = choices.first?["message"] as? [String: Any]
         else { throw .malformed }
-        toolCalls.add(json: message["tool_calls"])
+        try toolCalls.add(json: message["tool_calls"])
         return sanitized((message["content"] as? String) ?? (message["refusal"] as? String) ?? "")
     }
 

@@ -13,6 +13,9 @@ public struct ChatToolCalls: Sendable, Equatable {
     /// Arguments are cut here, as an answer is: a longer one is not a sensible answer, and the
     /// cut JSON then fails to decode, which drops the call.
     static let maxArgumentBytes = 64 * 1024
+    /// Distinct calls in one answer: glassd offers one tool, and models that call in parallel
+    /// make a handful; past this a server is sending junk indices, each one a dictionary entry.
+    public static let maxCalls = 128
 
     private var byIndex: [Int: Call] = [:]
 
@@ -23,8 +26,12 @@ public struct ChatToolCalls: Sendable, Equatable {
 
     public var isEmpty: Bool { byIndex.isEmpty }
 
-    /// One piece of call `index`: a name replaces none, arguments are appended.
-    public mutating func add(index: Int, name: String?, argumentsPiece: String) {
+    /// One piece of call `index`: a name replaces none, arguments are appended. A new index past
+    /// `maxCalls` calls is refused.
+    public mutating func add(
+        index: Int, name: String?, argumentsPiece: String
+    ) throws(ChatStreamDecoder.DecodeError) {
+        guard byIndex[index] != nil || byIndex.count < Self.maxCalls else { throw .tooManyToolCalls(byIndex.count + 1) }
         var call = byIndex[index] ?? Call(name: "", arguments: "")
         if let name, !name.isEmpty, call.name.isEmpty { call.name = name }
         if call.arguments.utf8.count + argumentsPiece.utf8.count <= Self.maxArgumentBytes {
@@ -36,7 +43,7 @@ public struct ChatToolCalls: Sendable, Equatable {
     /// The `tool_calls` array of a delta or a message, as JSONSerialization gives it. A missing
     /// `index` (a whole message's calls) is the position; arguments sent as an object rather than
     /// the spec's string (some local servers do) are taken as their JSON.
-    mutating func add(json: Any?) {
+    mutating func add(json: Any?) throws(ChatStreamDecoder.DecodeError) {
         guard let list = json as? [Any] else { return }
         for (position, entry) in list.enumerated() {
             guard let entry = entry as? [String: Any] else { continue }
@@ -48,7 +55,7 @@ public struct ChatToolCalls: Sendable, Equatable {
                 case let object? where !(object is NSNull): ChatToolCalls.json(object) ?? ""
                 default: ""
                 }
-            add(index: index, name: function?["name"] as? String, argumentsPiece: arguments)
+            try add(index: index, name: function?["name"] as? String, argumentsPiece: arguments)
         }
     }
 

@@ -207,7 +207,7 @@ public struct OpenAIChatClient: Sendable {
         var calls = ChatToolCalls()
         do {
             reading: for try await chunk in body {
-                for event in parser.feed(chunk) {
+                for event in try parser.feed(chunk) {
                     switch try ChatStreamDecoder.decode(event, usage: &usage, toolCalls: &calls) {
                     case .text(let piece):
                         guard answer.utf8.count < Self.maxAnswerBytes else { break reading }
@@ -219,7 +219,7 @@ public struct OpenAIChatClient: Sendable {
                     }
                 }
             }
-            if let last = parser.finish(),
+            if let last = try parser.finish(),
                 case .text(let piece) = try ChatStreamDecoder.decode(last, usage: &usage, toolCalls: &calls)
             {
                 answer += piece
@@ -227,6 +227,8 @@ public struct OpenAIChatClient: Sendable {
                 await onDelta(piece)
             }
         } catch let error as ChatStreamDecoder.DecodeError {
+            throw decodeAttemptFailure(error, emitted: emitted)
+        } catch let error as SSEParser.Failure {
             throw decodeAttemptFailure(error, emitted: emitted)
         } catch {
             throw outcome(of: error, emitted: emitted)
@@ -276,6 +278,10 @@ public struct OpenAIChatClient: Sendable {
         let failure: AssistantError =
             if case .upstream(let message) = error as? ChatStreamDecoder.DecodeError {
                 .upstreamFailed("\(config.host) failed: \(redactor.clean(message))")
+            } else if case .tooManyToolCalls(let count) = error as? ChatStreamDecoder.DecodeError {
+                .upstreamFailed("\(config.host) sent more than \(count - 1) tool calls in one answer.")
+            } else if let error = error as? SSEParser.Failure {
+                .upstreamFailed("\(config.host) sent a malformed stream: \(error.message).")
             } else {
                 .upstreamFailed("\(config.host) sent a malformed answer.")
             }

@@ -8,7 +8,10 @@ extension Config {
     static func agentSettings(_ table: TOMLTable?, file: String) throws(Config.Error) -> AgentSettings? {
         guard let table else { return nil }
         func fail(_ what: String) -> Config.Error { Config.Error(description: "\(file): [agent] \(what)") }
-        let known: Set = ["kind", "base_url", "graph", "properties", "websocket_url", "ping_seconds", "timeout_seconds", "speak"]
+        let known: Set = [
+            "kind", "base_url", "graph", "properties", "websocket_url", "ping_seconds", "timeout_seconds", "speak",
+            "allow_cleartext",
+        ]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
             throw fail("has no setting \(unknown)")
         }
@@ -27,9 +30,23 @@ extension Config {
             settings.properties = agentJSON(inner)
         }
         if let socket = table["websocket_url"] {
-            guard let text = socket.string, let url = URL(string: text), url.scheme?.lowercased() == "ws", url.host != nil
-            else { throw fail("websocket_url must be a ws:// URL") }
+            guard let text = socket.string, let url = URL(string: text), ["ws", "wss"].contains(url.scheme?.lowercased() ?? ""),
+                url.host != nil
+            else { throw fail("websocket_url must be a ws:// or wss:// URL") }
             settings.websocketURL = text
+        }
+        var cleartextHosts: [String] = []
+        if let allow = table["allow_cleartext"] {
+            if let one = allow.string {
+                cleartextHosts = [one]
+            } else if let list = allow.array, list.allSatisfy({ $0.string != nil }) {
+                cleartextHosts = list.compactMap(\.string)
+            } else {
+                throw fail("allow_cleartext must be a host name, or a list of them")
+            }
+            guard cleartextHosts.allSatisfy({ !$0.isEmpty && !$0.contains("/") && !$0.contains("://") }) else {
+                throw fail("allow_cleartext must name hosts (\"tenbox.lan\"), not URLs")
+            }
         }
         if let ping = table["ping_seconds"] {
             guard let seconds = ping.int, (1...30).contains(seconds) else {
@@ -47,7 +64,29 @@ extension Config {
             guard let on = speak.bool else { throw fail("speak must be true or false") }
             settings.speak = on
         }
+        if let why = cleartextRefusal(settings, explicit: table["websocket_url"] != nil, allowed: cleartextHosts) {
+            throw fail(why)
+        }
         return settings
+    }
+
+    /// Why the agent's websocket may not go where it is set to, or nil. The wearer's voice and the
+    /// transcripts go over it: in the clear (`ws://`) only to this machine (loopback) or to a host
+    /// named in `allow_cleartext`, and never when the API is https (its websocket must be too).
+    static func cleartextRefusal(_ settings: AgentSettings, explicit: Bool, allowed: [String]) -> String? {
+        guard let url = URLComponents(string: settings.websocketURL), url.scheme?.lowercased() == "ws" else { return nil }
+        var host = (url.host ?? "").lowercased()
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if PrivacyPolicy.isLoopback(host) { return nil }
+        let which = explicit ? "websocket_url \(settings.websocketURL)" : "the websocket \(settings.websocketURL) (from base_url)"
+        if URLComponents(string: settings.baseURL)?.scheme?.lowercased() == "https" {
+            return "base_url is https, but \(which) is not encrypted: set websocket_url to a wss:// URL"
+        }
+        guard allowed.contains(where: { $0.lowercased() == host }) else {
+            return "\(which) would carry the wearer's voice unencrypted to another machine: use a wss:// "
+                + "websocket_url, or allow it by name with allow_cleartext = \"\(host)\""
+        }
+        return nil
     }
 
     /// A TOML value as JSON, for the start request's properties (dates and times as their text).

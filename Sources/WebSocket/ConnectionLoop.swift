@@ -2,7 +2,7 @@
 import Foundation
 
 /// An open connection as its socket thread serves it: frames in, messages out, queued frames
-/// written as the socket takes them, pings answered, the close handshake. Lives on that thread
+/// written as the channel takes them, pings answered, the close handshake. Lives on that thread
 /// only.
 final class ConnectionLoop {
     private enum Phase {
@@ -14,35 +14,36 @@ final class ConnectionLoop {
         case ended
     }
 
-    /// A frame on its way out; `done` goes on once it is all written.
-    private struct Outgoing {
-        var bytes: [UInt8]
-        var written = 0
-        var id: UInt64?
-        var done: SocketThread.Completion?
-        var isClose = false
-    }
-
     /// How long a close waits for the peer's close frame.
     static let closeWait: Duration = .seconds(1)
+    /// Reads in a row before commands get a look: a fast server must not starve the senders.
+    static let readsPerTurn = 16
 
-    private let fd: Int32
+    private let channel: any ByteChannel
     private let owner: SocketThread
     private let messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     private var decoder: FrameDecoder
     private var assembler: MessageAssembler
-    private var queue: [Outgoing] = []
+    private var backlog: InboundBacklog
+    private var queue: OutgoingQueue
     private var phase = Phase.open
     /// What a send fails with once the connection is closing.
     private var closedError = WebSocketError.closed(code: nil, reason: "")
     private var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
+    /// The last turn stopped reading before the channel ran dry: TLS may hold bytes poll cannot see.
+    private var mayHaveMore = false
 
-    init(fd: Int32, owner: SocketThread, messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation, maximumMessageSize: Int) {
-        self.fd = fd
+    init(
+        channel: any ByteChannel, owner: SocketThread, messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation,
+        maximumMessageSize: Int, backlog: InboundBacklog
+    ) {
+        self.channel = channel
         self.owner = owner
         self.messages = messages
         decoder = FrameDecoder(maximumMessageSize: maximumMessageSize)
         assembler = MessageAssembler(maximumMessageSize: maximumMessageSize)
+        self.backlog = backlog
+        queue = OutgoingQueue(triedWritesPin: channel.retriesWritesAsIs)
     }
 
     func run(_ leftover: [UInt8]) {
@@ -56,20 +57,20 @@ final class ConnectionLoop {
             if isEnded { break }
             var fds = [
                 pollfd(fd: owner.wakeFDs.read, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: fd, events: Int16(POLLIN) | (queue.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
+                pollfd(fd: channel.fd, events: Int16(POLLIN) | (queue.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
             ]
-            var timeout: Int32 = -1
+            var timeout: Int32 = mayHaveMore ? 0 : -1
             if case .closeSent(let deadline) = phase {
                 let left = deadline - .now
                 // The peer never answered our close: give up on it, which is still a clean end.
                 guard left > .zero else { return end(nil) }
-                timeout = SocketThread.milliseconds(left)
+                timeout = mayHaveMore ? 0 : SocketThread.milliseconds(left)
             }
             if poll(&fds, 2, timeout) < 0 && errno != EINTR {
                 return end(.closed(code: nil, reason: "poll: \(String(cString: strerror(errno)))"))
             }
             if fds[0].revents != 0 { owner.drainWakeups() }
-            if fds[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
+            if mayHaveMore || fds[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
         }
     }
 
@@ -82,33 +83,40 @@ final class ConnectionLoop {
         switch command {
         case .send(let id, let bytes, let done):
             guard case .open = phase else { return done.resume(returning: .failure(closedError)) }
-            queue.append(Outgoing(bytes: bytes, id: id, done: done))
+            queue.append(.init(bytes: bytes, kind: .message, id: id, done: done))
         case .cancelSend(let id):
-            // Only a frame not yet begun can be taken back; half a frame would break the stream.
-            guard let index = queue.firstIndex(where: { $0.id == id && $0.written == 0 }) else { return }
-            queue.remove(at: index).done?.resume(returning: .failure(.cancelled))
+            queue.takeBack(id: id)?.done?.resume(returning: .failure(.cancelled))
         case .close(let code, let reason):
             guard case .open = phase else { return }
             let frame = WebSocketFrame(opcode: .close, payload: WebSocketFrame.closePayload(code: code, reason: reason))
-            queue.append(Outgoing(bytes: frame.encoded(maskingKey: .random()), isClose: true))
+            queue.append(.init(bytes: frame.encoded(maskingKey: .random()), kind: .close))
             closedError = .closed(code: code, reason: reason)
             phase = .closeSent(deadline: .now + Self.closeWait)
         }
     }
 
+    /// Reads until the channel has nothing more (or for a turn's worth of reads).
     private func readAvailable() {
-        let n = read(fd, &readBuffer, readBuffer.count)
-        if n > 0 {
-            received(readBuffer[..<n])
-        } else if n == 0 {
-            if case .open = phase {
-                end(.closed(code: nil, reason: "the server closed the connection without a close frame"))
-            } else {
-                end(nil)
+        mayHaveMore = false
+        for _ in 0..<Self.readsPerTurn {
+            guard !isEnded else { return }
+            switch readBuffer.withUnsafeMutableBytes({ channel.receive($0) }) {
+            case .done(let n) where n > 0:
+                received(readBuffer[..<n])
+            case .done:
+                if case .open = phase {
+                    end(.closed(code: nil, reason: "the server closed the connection without a close frame"))
+                } else {
+                    end(nil)
+                }
+                return
+            case .wouldBlock:
+                return
+            case .failed(let why):
+                return end(.closed(code: nil, reason: "connection lost: \(why)"))
             }
-        } else if errno != EAGAIN && errno != EINTR {
-            end(.closed(code: nil, reason: "connection lost: \(String(cString: strerror(errno)))"))
         }
+        mayHaveMore = true
     }
 
     private func received(_ bytes: some Collection<UInt8>) {
@@ -120,10 +128,10 @@ final class ConnectionLoop {
                 guard let event = try assembler.push(frame) else { continue }
                 switch event {
                 case .message(let message):
-                    messages.yield(message)
+                    try deliver(message)
                 case .ping(let payload):
                     guard case .open = phase else { continue }
-                    enqueueControl(WebSocketFrame(opcode: .pong, payload: payload))
+                    queue.enqueuePong(WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: .random()))
                 case .pong:
                     break  // We send no pings; an unsolicited pong needs no answer (§5.5.3).
                 case .close(let code, let reason):
@@ -137,65 +145,78 @@ final class ConnectionLoop {
         }
     }
 
-    /// The peer closed first: frames not yet begun are dropped, our close goes out next.
-    private func answerClose(code: UInt16?, reason: String) {
-        closedError = .closed(code: code, reason: reason)
-        let kept = queue.first.map { $0.written > 0 } == true ? 1 : 0
-        for item in queue[kept...] { item.done?.resume(returning: .failure(closedError)) }
-        queue.removeSubrange(kept...)
-        let payload = code.map { WebSocketFrame.closePayload(code: $0, reason: "") } ?? []
-        queue.append(Outgoing(bytes: WebSocketFrame(opcode: .close, payload: payload).encoded(maskingKey: .random()), isClose: true))
-        phase = .answeringClose
-    }
-
-    /// A control frame goes ahead of queued messages, but never into the middle of a frame.
-    private func enqueueControl(_ frame: WebSocketFrame) {
-        let index = queue.first.map { $0.written > 0 } == true ? 1 : 0
-        queue.insert(Outgoing(bytes: frame.encoded(maskingKey: .random())), at: index)
-    }
-
-    private func flush() {
-        while !isEnded, !queue.isEmpty {
-            let n = queue[0].bytes.withUnsafeBytes { bytes in
-                send(fd, bytes.baseAddress! + queue[0].written, bytes.count - queue[0].written, Int32(MSG_NOSIGNAL))
+    /// Hands a message to the reader, unless the reader is too far behind: then the connection
+    /// ends rather than holding a flood (the messages already waiting are still read first).
+    private func deliver(_ message: WebSocketMessage) throws(WebSocketError) {
+        let size =
+            switch message {
+            case .text(let text): text.utf8.count
+            case .binary(let bytes): bytes.count
             }
-            if n < 0 {
-                if errno == EAGAIN || errno == EINTR { return }
-                return end(.closed(code: nil, reason: "connection lost: \(String(cString: strerror(errno)))"))
+        switch messages.yield(message) {
+        case .enqueued(let remaining):
+            guard backlog.yielded(size: size, queued: backlog.maximumMessages - remaining) else {
+                throw .backlogFull(messages: backlog.waiting, bytes: backlog.bytes)
             }
-            queue[0].written += n
-            guard queue[0].written == queue[0].bytes.count else { continue }
-            let sent = queue.removeFirst()
-            sent.done?.resume(returning: .success(()))
-            if sent.isClose, case .answeringClose = phase { return end(nil) }
+        case .dropped:
+            throw .backlogFull(messages: backlog.waiting + 1, bytes: backlog.bytes + size)
+        case .terminated:
+            break  // Nobody reads any more: the owner's close follows.
+        @unknown default:
+            break
         }
     }
 
-    /// The peer broke the protocol: tell it why if the socket allows right now, then hang up.
+    /// The peer closed first: frames not yet begun are dropped, our close goes out next.
+    private func answerClose(code: UInt16?, reason: String) {
+        closedError = .closed(code: code, reason: reason)
+        for done in queue.dropUnbegun() { done.resume(returning: .failure(closedError)) }
+        let payload = code.map { WebSocketFrame.closePayload(code: $0, reason: "") } ?? []
+        queue.append(.init(bytes: WebSocketFrame(opcode: .close, payload: payload).encoded(maskingKey: .random()), kind: .close))
+        phase = .answeringClose
+    }
+
+    private func flush() {
+        while !isEnded, let head = queue.items.first {
+            let result = head.bytes.withUnsafeBytes { channel.send(UnsafeRawBufferPointer(rebasing: $0[head.written...])) }
+            switch result {
+            case .done(let n) where n > 0:
+                guard let sent = queue.wrote(n) else { continue }
+                sent.done?.resume(returning: .success(()))
+                if sent.kind == .close, case .answeringClose = phase { return end(nil) }
+            case .done, .wouldBlock:
+                _ = queue.wrote(0)
+                return
+            case .failed(let why):
+                return end(.closed(code: nil, reason: "connection lost: \(why)"))
+            }
+        }
+    }
+
+    /// The peer broke the protocol (or our limits): tell it why if the channel allows right now,
+    /// then hang up.
     private func fail(_ error: WebSocketError) {
-        if queue.first.map({ $0.written == 0 }) ?? true {
+        if !queue.headBegun {
             let frame = WebSocketFrame(opcode: .close, payload: WebSocketFrame.closePayload(code: error.closeCode, reason: ""))
-            let bytes = frame.encoded(maskingKey: .random())
-            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            channel.sendNow(frame.encoded(maskingKey: .random()))
         }
         closedError = .closed(code: error.closeCode, reason: error.message)
         end(error)
     }
 
-    /// Closes the socket and finishes everything: the stream (cleanly when `error` is nil), the
+    /// Closes the channel and finishes everything: the stream (cleanly when `error` is nil), the
     /// sends still queued, the close waiters, the thread.
     private func end(_ error: WebSocketError?) {
         guard !isEnded else { return }
         phase = .ended
-        Glibc.close(fd)
+        channel.close()
         if let error {
             messages.finish(throwing: error)
             if case .closed = error { closedError = error }
         } else {
             messages.finish()
         }
-        owner.end(with: closedError, pending: queue.compactMap(\.done))
-        queue.removeAll()
+        owner.end(with: closedError, pending: queue.removeAll())
     }
 }
 

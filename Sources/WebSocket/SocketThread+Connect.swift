@@ -1,62 +1,66 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 
-/// Connecting, on the socket's thread: resolve, connect to each address in turn, send the
-/// upgrade request, read the answer, all before `deadline` (resolving aside: getaddrinfo cannot
-/// be interrupted; the deadline is checked once it returns).
+/// Connecting, on the socket's thread: resolve, connect to each address in turn (for `wss`,
+/// libcurl connects and shakes hands in TLS), send the upgrade request, read the answer, all
+/// before `deadline` (plain resolving aside: getaddrinfo cannot be interrupted; the deadline is
+/// checked once it returns).
 extension SocketThread {
-    enum Readiness {
-        case ready
-        case timedOut
-        case abandoned
-    }
-
-    /// The connected, non-blocking socket and the bytes read after the response head.
-    func establish(_ handshake: ClientHandshake, deadline: ContinuousClock.Instant) -> Result<(Int32, [UInt8]), WebSocketError> {
+    /// The connected channel and the bytes read after the response head.
+    func establish(
+        _ handshake: ClientHandshake, caFile: String?, deadline: ContinuousClock.Instant
+    ) -> Result<(any ByteChannel, [UInt8]), WebSocketError> {
         if isAbandoned { return .failure(.cancelled) }
-        let fd: Int32
-        switch connectSocket(host: handshake.url.host, port: handshake.url.port, deadline: deadline) {
-        case .failure(let error): return .failure(error)
-        case .success(let connected): fd = connected
+        let channel: any ByteChannel
+        if handshake.url.isSecure {
+            switch CurlChannel.connect(host: handshake.url.host, port: handshake.url.port, caFile: caFile, deadline: deadline, thread: self) {
+            case .failure(let error): return .failure(error)
+            case .success(let connected): channel = connected
+            }
+        } else {
+            switch connectSocket(host: handshake.url.host, port: handshake.url.port, deadline: deadline) {
+            case .failure(let error): return .failure(error)
+            case .success(let fd):
+                var noDelay: Int32 = 1
+                // Small audio messages: send each at once rather than wait to coalesce (Nagle).
+                _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+                channel = PlainChannel(fd: fd)
+            }
         }
-        var noDelay: Int32 = 1
-        // Small audio messages: send each at once rather than wait to coalesce (Nagle).
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-        let result = shakeHands(fd, handshake, deadline: deadline)
-        if case .failure = result { Glibc.close(fd) }
-        return result.map { (fd, $0) }
+        let result = shakeHands(channel, handshake, deadline: deadline)
+        if case .failure = result { channel.close() }
+        return result.map { (channel, $0) }
     }
 
-    private func shakeHands(_ fd: Int32, _ handshake: ClientHandshake, deadline: ContinuousClock.Instant) -> Result<[UInt8], WebSocketError> {
+    private func shakeHands(_ channel: any ByteChannel, _ handshake: ClientHandshake, deadline: ContinuousClock.Instant) -> Result<[UInt8], WebSocketError> {
         let request = handshake.request
         var written = 0
         while written < request.count {
-            let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL)) }
-            if n >= 0 {
-                written += n
-            } else if errno == EAGAIN || errno == EINTR {
-                if let error = wait(fd, for: Int16(POLLOUT), until: deadline) { return .failure(error) }
-            } else {
-                return .failure(.connectFailed("sending the handshake: \(String(cString: strerror(errno)))"))
+            switch request.withUnsafeBytes({ channel.send(UnsafeRawBufferPointer(rebasing: $0[written...])) }) {
+            case .done(let n): written += n
+            case .wouldBlock:
+                if let error = wait(channel.fd, for: Int16(POLLOUT), until: deadline) { return .failure(error) }
+            case .failed(let why):
+                return .failure(.connectFailed("sending the handshake: \(why)"))
             }
         }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n > 0 {
+            switch chunk.withUnsafeMutableBytes({ channel.receive($0) }) {
+            case .done(let n) where n > 0:
                 received += chunk[..<n]
                 do {
                     if let leftover = try handshake.parseResponse(received) { return .success(leftover) }
                 } catch {
                     return .failure(error)
                 }
-            } else if n == 0 {
+            case .done:
                 return .failure(.handshakeFailed("the server closed the connection before answering"))
-            } else if errno == EAGAIN || errno == EINTR {
-                if let error = wait(fd, for: Int16(POLLIN), until: deadline) { return .failure(error) }
-            } else {
-                return .failure(.handshakeFailed("reading the answer: \(String(cString: strerror(errno)))"))
+            case .wouldBlock:
+                if let error = wait(channel.fd, for: Int16(POLLIN), until: deadline) { return .failure(error) }
+            case .failed(let why):
+                return .failure(.handshakeFailed("reading the answer: \(why)"))
             }
         }
     }

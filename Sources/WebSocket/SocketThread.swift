@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// The one thread that owns a connection's socket, and what other threads hand it. The thread
-/// resolves, connects, shakes hands, then polls the socket and a wake-up pipe: reads become
+/// resolves, connects (in TLS for wss), shakes hands, then polls the socket and a wake-up pipe: reads become
 /// messages, queued frames go out as the socket takes them. Blocking calls (getaddrinfo, poll)
 /// happen only here, never on Swift's cooperative pool.
 ///
@@ -58,18 +58,20 @@ final class SocketThread: Sendable {
     /// Starts the thread. `connected` is resumed once the handshake succeeded or failed; then the
     /// thread serves the connection, yielding messages to `messages`, until it ends.
     func start(
-        handshake: ClientHandshake, deadline: ContinuousClock.Instant, maximumMessageSize: Int,
-        connected: Completion, messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
+        handshake: ClientHandshake, caFile: String?, deadline: ContinuousClock.Instant, maximumMessageSize: Int,
+        backlog: InboundBacklog, connected: Completion, messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     ) {
         let thread = Thread { [self] in
-            switch establish(handshake, deadline: deadline) {
+            switch establish(handshake, caFile: caFile, deadline: deadline) {
             case .failure(let error):
                 messages.finish(throwing: error)
                 end(with: error, pending: [])
                 connected.resume(returning: .failure(error))
-            case .success(let (fd, leftover)):
+            case .success(let (channel, leftover)):
                 connected.resume(returning: .success(()))
-                ConnectionLoop(fd: fd, owner: self, messages: messages, maximumMessageSize: maximumMessageSize).run(leftover)
+                ConnectionLoop(
+                    channel: channel, owner: self, messages: messages, maximumMessageSize: maximumMessageSize, backlog: backlog
+                ).run(leftover)
             }
         }
         thread.name = "websocket \(handshake.url.host):\(handshake.url.port)"

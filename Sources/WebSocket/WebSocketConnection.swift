@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-/// A client connection to a WebSocket server (RFC 6455), plain `ws://` only. One thread owns the
-/// socket (see `SocketThread`); this object only hands it work, so any task may use it.
+/// A client connection to a WebSocket server (RFC 6455), `ws://` or `wss://` (TLS, the server's
+/// certificate checked). One thread owns the socket (see `SocketThread`); this object only hands
+/// it work, so any task may use it.
 ///
 /// Keep the connection while reading `messages`: dropping it closes the socket.
 public final class WebSocketConnection: Sendable {
     private let socket: SocketThread
     private let stream: AsyncThrowingStream<WebSocketMessage, any Error>
+
+    /// At most this many messages wait for the reader: see `InboundBacklog`.
+    public static let defaultMaximumQueuedMessages = InboundBacklog.defaultMaximumMessages
+    /// At most this many bytes of messages wait for the reader.
+    public static let defaultMaximumQueuedBytes = InboundBacklog.defaultMaximumBytes
 
     private init(socket: SocketThread, stream: AsyncThrowingStream<WebSocketMessage, any Error>) {
         self.socket = socket
@@ -17,24 +23,30 @@ public final class WebSocketConnection: Sendable {
         socket.abandon()
     }
 
-    /// Connects to `url` (`ws://host[:port][/path][?query]`) and completes the opening handshake
-    /// within `timeout`, sending `headers` with the upgrade request. Messages longer than
-    /// `maximumMessageSize` bytes end the connection with `.messageTooLarge`.
+    /// Connects to `url` (`ws[s]://host[:port][/path][?query]`) and completes the opening
+    /// handshake within `timeout`, sending `headers` with the upgrade request. For `wss`, the
+    /// server's certificate must chain to the system's CAs, or to those in `caFile` (PEM) when
+    /// given, and name the host. Messages longer than `maximumMessageSize` bytes end the
+    /// connection with `.messageTooLarge`; a server that gets more than `maximumQueuedMessages`
+    /// messages (or `maximumQueuedBytes` bytes) ahead of the reader, with `.backlogFull`.
     public static func connect(
         to url: String, timeout: Duration, headers: [(name: String, value: String)] = [],
-        maximumMessageSize: Int = FrameDecoder.defaultMaximumMessageSize
+        maximumMessageSize: Int = FrameDecoder.defaultMaximumMessageSize, caFile: String? = nil,
+        maximumQueuedMessages: Int = defaultMaximumQueuedMessages, maximumQueuedBytes: Int = defaultMaximumQueuedBytes
     ) async throws(WebSocketError) -> WebSocketConnection {
         let handshake = try ClientHandshake(url: WebSocketURL(url), headers: headers)
         let deadline = ContinuousClock.now + timeout
         let socket = try SocketThread()
-        // Unbounded: messages are not dropped, and a reader slower than the server for long is
-        // a bug to fix in the reader, not something to hide by stalling the socket's pings.
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WebSocketMessage.self, throwing: (any Error).self)
+        let backlog = InboundBacklog(maximumMessages: maximumQueuedMessages, maximumBytes: maximumQueuedBytes)
+        // Bounded: a reader that falls this far behind ends the connection (`.backlogFull`), so a
+        // server cannot fill memory faster than it is read. Nothing is dropped silently.
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: WebSocketMessage.self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(backlog.maximumMessages))
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { connected in
                 socket.start(
-                    handshake: handshake, deadline: deadline, maximumMessageSize: maximumMessageSize,
-                    connected: connected, messages: continuation)
+                    handshake: handshake, caFile: caFile, deadline: deadline, maximumMessageSize: maximumMessageSize,
+                    backlog: backlog, connected: connected, messages: continuation)
             }
         } onCancel: {
             socket.abandon()

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-/// A `ws://host[:port][/path][?query]` URL, taken apart for connecting and for the request line.
+/// A `ws://` or `wss://host[:port][/path][?query]` URL, taken apart for connecting and for the
+/// request line.
 public struct WebSocketURL: Sendable, Equatable {
+    /// `wss`: TLS, with the server's certificate checked.
+    public var isSecure: Bool
     /// The host as it is connected to: a name or an address, IPv6 without its brackets.
     public var host: String
     public var port: UInt16
@@ -9,11 +12,11 @@ public struct WebSocketURL: Sendable, Equatable {
     public var resource: String
 
     /// Parses `text`. Hand-written rather than Foundation's URL so that the rules are exactly
-    /// RFC 6455 §3's (no user info, no fragment, ws only).
+    /// RFC 6455 §3's (no user info, no fragment, ws and wss only).
     public init(_ text: String) throws(WebSocketError) {
         guard let schemeEnd = text.firstRange(of: "://") else { throw .invalidURL(text) }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "ws" else {
+        guard scheme == "ws" || scheme == "wss" else {
             if scheme.isEmpty || scheme.contains(where: { !$0.isLetter && !"+-.".contains($0) }) { throw .invalidURL(text) }
             throw .unsupportedScheme(scheme)
         }
@@ -51,13 +54,14 @@ public struct WebSocketURL: Sendable, Equatable {
             portPart = nil
         }
         guard !hostPart.isEmpty, !hostPart.contains(":") || authority.hasPrefix("[") else { throw .invalidURL(text) }
-        var port: UInt16 = 80
+        var port: UInt16 = scheme == "wss" ? 443 : 80
         if let portPart {
             guard !portPart.isEmpty, portPart.allSatisfy(\.isASCII), let number = UInt16(portPart), number > 0 else {
                 throw .invalidURL(text)
             }
             port = number
         }
+        self.isSecure = scheme == "wss"
         self.host = String(hostPart)
         self.port = port
         self.resource = target

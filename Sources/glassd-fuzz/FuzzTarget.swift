@@ -39,7 +39,8 @@ enum FuzzTarget: String, CaseIterable {
         case .sse:
             var parser = SSEParser(maxLine: 1 << 16)
             var usage: TokenUsage?
-            for event in parser.feed(bytes) + [parser.finish()].compactMap({ $0 }) {
+            let events = (try? parser.feed(bytes)).map { $0 + [try? parser.finish()].compactMap { $0 ?? nil } } ?? []
+            for event in events {
                 _ = try? ChatStreamDecoder.decode(event, usage: &usage)
             }
             _ = try? ChatStreamDecoder.decode(completion: bytes, usage: &usage)

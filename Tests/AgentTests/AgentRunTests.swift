@@ -170,6 +170,27 @@ struct AgentRunTests {
         }
     }
 
+    @Test("a websocket that does not open fails the session with the last attempt's error (a refused certificate says so)")
+    func socketDidNotOpen() async throws {
+        struct Refused: Error, CustomStringConvertible {
+            var description: String { "the server's TLS certificate is not trusted: unknown issuer" }
+        }
+        let f = Fixture()
+        var settings = AgentSettings(baseURL: "https://ten.test")
+        settings.connectWindow = .zero
+        let run = AgentRun(
+            graph: settings.graph, settings: settings, client: TENClient(baseURL: settings.baseURL, transport: f.api),
+            openSocket: { _ in throw Refused() }, glasses: nil, statuses: nil, claim: f.claim, voice: VoiceSettings(),
+            output: f.output, ledger: NoLedger(), clock: f.clock, logger: Logger(label: "test"))
+        try await run.start()
+        await run.serve()
+        #expect(
+            f.output.states.withLock { $0 }.last
+                == "failed: The agent's websocket at wss://ten.test:8765 did not open: "
+                + "the server's TLS certificate is not trusted: unknown issuer.")
+        #expect(f.api.paths().last == "stop")
+    }
+
     @Test("start sends the graph, a fresh request id and channel, the properties and the timeout; stop tells the server")
     func startAndStop() async throws {
         let f = Fixture()

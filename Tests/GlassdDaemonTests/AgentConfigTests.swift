@@ -15,6 +15,7 @@ struct AgentConfigTests {
             base_url = "http://10.0.0.5:8080"
             graph = "voice_assistant_realtime"
             websocket_url = "ws://10.0.0.5:9000"
+            allow_cleartext = "10.0.0.5"
             ping_seconds = 5
             timeout_seconds = 120
             speak = true
@@ -55,6 +56,7 @@ struct AgentConfigTests {
         #expect(agent.websocketURL == "ws://127.0.0.1:8765")
         #expect(agent.ping == .seconds(3) && agent.timeoutSeconds == 60 && !agent.speak && agent.properties == nil)
         #expect(AgentSettings.defaultWebSocketURL(baseURL: "http://[::1]:8080") == "ws://[::1]:8765")
+        #expect(AgentSettings.defaultWebSocketURL(baseURL: "https://ten.example.org") == "wss://ten.example.org:8765")
         #expect(try Config.parse("").agent == nil)
     }
 
@@ -89,5 +91,40 @@ struct AgentConfigTests {
                 "[privacy]\nlocal_only = true\n[agent]\nbase_url = \"http://127.0.0.1:8080\"\nwebsocket_url = \"ws://gpu.lan:8765\"\n")
         }
         #expect((try? Config.parse("[privacy]\nlocal_only = true\n[agent]\nbase_url = \"http://127.0.0.1:8080\"\n")) != nil)
+    }
+
+    @Test("the agent's websocket goes in the clear only to this machine or to a host allowed by name; never beside an https API")
+    func cleartext() throws {
+        func agent(_ lines: String) throws -> AgentSettings? { try Config.parse("[agent]\n" + lines + "\n").agent }
+        func refusal(_ lines: String) -> String? {
+            do {
+                _ = try agent(lines)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        // Loopback is always fine, written any way.
+        for host in ["127.0.0.1", "127.8.9.10", "localhost", "[::1]"] {
+            #expect(try agent("base_url = \"http://\(host):8080\"")?.websocketURL == "ws://\(host):8765")
+            #expect(try agent("base_url = \"https://ten.example.org\"\nwebsocket_url = \"ws://\(host):8765\"") != nil)
+        }
+        // Another machine in the clear: refused, set or derived from an http base_url, naming the way out.
+        let derived = refusal("base_url = \"http://10.0.0.5:8080\"")
+        #expect(derived?.contains("[agent]") == true && derived?.contains("ws://10.0.0.5:8765 (from base_url)") == true)
+        #expect(derived?.contains("allow_cleartext = \"10.0.0.5\"") == true)
+        let set = refusal("base_url = \"http://127.0.0.1:8080\"\nwebsocket_url = \"ws://TenBox.lan:9000/ws\"")
+        #expect(set?.contains("websocket_url ws://TenBox.lan:9000/ws") == true && set?.contains("wss://") == true)
+        // Allowed by name (any case; a list too), or in TLS.
+        #expect(try agent("base_url = \"http://10.0.0.5:8080\"\nallow_cleartext = \"10.0.0.5\"")?.websocketURL == "ws://10.0.0.5:8765")
+        #expect(try agent("base_url = \"http://127.0.0.1:8080\"\nwebsocket_url = \"ws://TenBox.lan:9000/ws\"\nallow_cleartext = [\"other\", \"tenbox.LAN\"]") != nil)
+        #expect(try agent("base_url = \"http://10.0.0.5:8080\"\nwebsocket_url = \"wss://10.0.0.5:8765\"") != nil)
+        // An https API: its websocket is wss by default, and a ws:// elsewhere is refused even when named.
+        #expect(try agent("base_url = \"https://ten.example.org\"")?.websocketURL == "wss://ten.example.org:8765")
+        let https = refusal("base_url = \"https://ten.example.org\"\nwebsocket_url = \"ws://ten.example.org:8765\"\nallow_cleartext = \"ten.example.org\"")
+        #expect(https?.contains("base_url is https") == true)
+        // allow_cleartext names hosts.
+        #expect(refusal("base_url = \"http://127.0.0.1:8080\"\nallow_cleartext = \"ws://h\"")?.contains("allow_cleartext") == true)
+        #expect(refusal("base_url = \"http://127.0.0.1:8080\"\nallow_cleartext = 3")?.contains("allow_cleartext") == true)
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import Testing
 
-@Suite("The agent's speech on this computer")
+@Suite("The agent's speech on this computer", .timeLimit(.minutes(1)))
 struct AgentSpeakerTests {
     @Test("PCM reaches the player in order, started with the rate and channels; a new format starts a new player")
     func playsThroughThePlayer() async throws {
@@ -28,6 +28,40 @@ struct AgentSpeakerTests {
         speaker.finish()
         #expect(await Self.readToEnd(first) == Data([1, 2, 3, 4, 5, 6]))
         #expect(await Self.readToEnd(second) == Data([7, 8]))
+    }
+
+    @Test("a player that stalls does not make speech wait without end: the oldest is dropped, counted, the newest plays")
+    func stalledPlayerIsBounded() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("speaker-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A player that reads nothing until the test writes a line to "go": the pipe fills and the
+        // writer blocks, as with a stuck sound server.
+        let player = directory + "/player"
+        try "#!/bin/sh\nread line < \"\(directory)/go\"\nexec cat > \"\(directory)/played\"\n"
+            .write(toFile: player, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: player)
+        #expect(mkfifo(directory + "/go", 0o600) == 0 && mkfifo(directory + "/played", 0o600) == 0)
+        let speaker = AgentSpeaker(command: [player], logger: Logger(label: "test"), maxPendingChunks: 32, maxPendingBytes: 1 << 30)
+        let chunk = 1024
+        let total = 5_000
+        for i in 0..<total {
+            speaker.play([UInt8](repeating: UInt8(truncatingIfNeeded: i), count: chunk - 2) + [UInt8(i >> 8), UInt8(i & 0xFF)], sampleRate: 16_000, channels: 1)
+            #expect(speaker.backlog.chunks <= 32)
+        }
+        let backlog = speaker.backlog
+        // The writer holds at most one chunk, and the pipe (64 KiB) at most 64 more, besides the 32 waiting.
+        #expect(backlog.dropped >= total - 32 - 1 - 64 - 1)
+        speaker.finish()
+        async let played = Self.readToEnd(directory + "/played")
+        // Opening the FIFO blocks until the player opens it: on a thread of its own.
+        Thread.detachNewThread { try? "go\n".write(toFile: directory + "/go", atomically: false, encoding: .utf8) }
+        let bytes = [UInt8](await played ?? Data())
+        #expect(bytes.count % chunk == 0 && bytes.count <= (32 + 1 + 65) * chunk)
+        // In order, ending with the last one played.
+        let indices = stride(from: 0, to: bytes.count, by: chunk).map { Int(bytes[$0 + chunk - 2]) << 8 | Int(bytes[$0 + chunk - 1]) }
+        #expect(indices == indices.sorted() && indices.last == total - 1)
+        #expect(indices.count + speaker.backlog.dropped == total)
     }
 
     /// A FIFO's bytes until its writer closes it, read on a thread of its own (the read blocks).

@@ -10,6 +10,14 @@ import WebSocket
         #expect(bare.host == "example.com" && bare.port == 80 && bare.resource == "/")
         let query = try WebSocketURL("WS://10.0.0.2:1?q")
         #expect(query.host == "10.0.0.2" && query.port == 1 && query.resource == "/?q")
+        #expect(!full.isSecure && !bare.isSecure)
+    }
+
+    @Test func wssIsSecureOnPort443ByDefault() throws {
+        let secure = try WebSocketURL("wss://example.com/ws")
+        #expect(secure.isSecure && secure.host == "example.com" && secure.port == 443 && secure.resource == "/ws")
+        let withPort = try WebSocketURL("WSS://[::1]:8443")
+        #expect(withPort.isSecure && withPort.host == "::1" && withPort.port == 8443)
     }
 
     @Test func parsesIPv6Literals() throws {
@@ -20,9 +28,9 @@ import WebSocket
     }
 
     @Test func refusesOtherSchemes() {
-        #expect(throws: WebSocketError.unsupportedScheme("wss")) { try WebSocketURL("wss://example.com") }
+        #expect(throws: WebSocketError.unsupportedScheme("https")) { try WebSocketURL("https://example.com") }
         #expect(throws: WebSocketError.unsupportedScheme("http")) { try WebSocketURL("http://example.com") }
-        #expect(WebSocketError.unsupportedScheme("wss").message.contains("unsupported scheme"))
+        #expect(WebSocketError.unsupportedScheme("http").message.contains("unsupported scheme"))
     }
 
     @Test func refusesMalformedURLs() {
