@@ -91,9 +91,14 @@ final class FakeAgentSocket: AgentSocket {
     }
 
     func waitSent(_ count: Int) async {
+        await waitSent { $0.count >= count }
+    }
+
+    /// Until what was sent satisfies `done` (the suite's time limit bounds it).
+    func waitSent(until done: ([String]) -> Bool) async {
         while true {
             let ticket = sentPulse.ticket()
-            if sent.withLock({ $0.count }) >= count { return }
+            if sent.withLock({ done($0) }) { return }
             await sentPulse.wait(after: ticket)
         }
     }
@@ -309,11 +314,15 @@ struct AgentRunTests {
             #expect(f.claim.route(.audio(Array(tone[piece..<min(piece + 400, tone.count)]))))
         }
         #expect(f.claim.route(.audioEnd))
-        await f.socket.waitSent(20)
-        let pieces = f.socket.sent.withLock { $0 }.compactMap { text -> Int? in
-            let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
-            return (object?["audio"] as? String).flatMap { Data(base64Encoded: $0) }?.count
+        @Sendable func audioBytes(_ sent: [String]) -> [Int] {
+            sent.compactMap { text -> Int? in
+                let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+                return (object?["audio"] as? String).flatMap { Data(base64Encoded: $0) }?.count
+            }
         }
+        // The whole second, not a count of pieces: the uplink's last pieces may follow audioEnd's routing.
+        await f.socket.waitSent { audioBytes($0).reduce(0, +) >= 32_000 - 1280 }
+        let pieces = audioBytes(f.socket.sent.withLock { $0 })
         #expect(pieces.count == f.socket.sent.withLock { $0.count })
         #expect(pieces.allSatisfy { $0 % 2 == 0 && $0 <= 3200 })
         #expect(pieces.dropLast().allSatisfy { $0 >= 640 })
