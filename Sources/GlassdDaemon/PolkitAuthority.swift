@@ -80,6 +80,16 @@ final class PolkitAuthority: Sendable {
         return .refused(Self.denied("Not authorized: \(request.action)."))
     }
 
+    /// Whether `sender` passes Display's check (root does), asked without a dialog: a typed
+    /// question shows on the glasses only then, as it writes on them as Display would.
+    func allowsDisplay(_ sender: String) async -> Bool {
+        let request = AuthorizationRequest(
+            sender: sender, action: GlassdBus.Action.manage,
+            call: .method(GlassdBus.deviceInterface, GlassdBus.DeviceMethod.display), interactive: false)
+        if case .allowed = await check(request) { return true }
+        return false
+    }
+
     private static func denied(_ message: String) -> BusError {
         BusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
     }
