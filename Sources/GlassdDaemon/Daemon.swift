@@ -138,8 +138,14 @@ public enum Daemon {
                 settings: UpdateSettings(bootloaderConnectWindow: .seconds(config.bootloaderConnectSeconds)),
                 mark: updateMark, markShown: linked.interface.publishedMark, logger: logger)
         }
+        var agentSettings = config.agent
+        if agentSettings?.speak == true, !HostAudioAccess.current.reachable(.playback) {
+            // Under the hardened system unit no player could reach the speakers: said once, never tried.
+            logger.warning("\(HostAudioAccess.speakerUnreachable)")
+            agentSettings?.speak = false
+        }
         let agents = AgentService(
-            settings: config.agent, connection: connection, transport: transport,
+            settings: agentSettings, connection: connection, transport: transport,
             openSocket: { url in try await WebSocketAgentSocket.open(url) }, glasses: link?.session,
             statuses: link == nil ? nil : statuses, claim: claim, mode: mode, assistant: assistant, voice: voiceSettings,
             store: settings, logger: logger)

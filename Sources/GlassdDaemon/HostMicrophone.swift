@@ -12,7 +12,7 @@ import Synchronization
 enum HostMicrophone {
     static let sampleRate = 16_000
 
-    /// The recorder's argv: the first of pw-record, parec and arecord in PATH.
+    /// The recorder's argv: the first of pw-record, parec and arecord installed (`AudioTools`).
     static func recorderCommand() -> [String]? {
         if let pw = installedTool("pw-record") {
             return [pw, "--rate", "\(sampleRate)", "--channels", "1", "--format", "s16", "-"]
