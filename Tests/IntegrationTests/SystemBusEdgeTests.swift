@@ -68,6 +68,14 @@ struct SystemBusEdgeTests {
                     let root = try await bus.glassctl(.root, ["query", "from root"])
                     #expect(root.ok && root.stdout.contains("echo: from root"), "\(root.stderr)")
                     #expect(try await bus.checks().count == 1, "root is not asked")
+
+                    // Allowed to use Display, the member's question may show too.
+                    try await bus.polkit("SetAllowed", "as", ["1", GlassdBus.Action.manage])
+                    let allowed = try await bus.glassctl(.member, ["query", "allowed now"])
+                    #expect(allowed.ok && allowed.stdout.contains("echo: allowed now"), "\(allowed.stderr)")
+                    #expect(try await bus.checks().count == 2)
+                    let notShown = bus.world.log().components(separatedBy: "typed question not shown on the glasses").count - 1
+                    #expect(notShown == 1, "only the first question was kept off the glasses")
                 }
             }
         }
