@@ -26,6 +26,13 @@ public struct AuthorizationRequest: Sendable {
     public var call: GatedCall
     /// The caller's message allows interactive authorization (an authentication dialog).
     public var interactive: Bool
+
+    public init(sender: String, action: String, call: GatedCall, interactive: Bool) {
+        self.sender = sender
+        self.action = action
+        self.call = call
+        self.interactive = interactive
+    }
 }
 
 /// What the gate's check decided; a refusal is the caller's error reply.

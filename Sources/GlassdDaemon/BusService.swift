@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import CSystemd
 import DBusKit
-import GlassdAPI
 import Logging
 import ServiceLifecycle
 
@@ -35,7 +34,10 @@ struct BusService: Service, CustomStringConvertible {
             if first == .shutdown {
                 _ = sd_notify(0, "STOPPING=1")
                 logger.info("shutting down")
-                await connection.releaseName(GlassdBus.name)
+                // Closed without releasing the name first: the bus policy withholds the private
+                // signals (answers, transcripts) by the name's owner, so a signal sent between a
+                // ReleaseName and the close would reach every subscriber. Closing drops the name
+                // and the connection at once.
                 await connection.close()
             }
             group.cancelAll()

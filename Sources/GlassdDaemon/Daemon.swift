@@ -83,10 +83,12 @@ public enum Daemon {
         let settings = SQLiteSettingsStore(database: database)
         let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
         let connection = try await BusConnection.open(options.bus)
+        var mayShowOnGlasses: @Sendable (String) async -> Bool = { _ in true }
         if options.bus == .system {
             // On the system bus every local user can reach glassd: what changes state is polkit's call.
             let authority = PolkitAuthority(connection: connection, logger: logger)
             try await connection.gate(PolkitAuthority.gatedCalls) { await authority.check($0) }
+            mayShowOnGlasses = { sender in await authority.allowsDisplay(sender) }
         }
         let signals = ManagerSignals(connection: connection, logger: logger)
         let statuses = Watched(SessionStatus(state: .disconnected))
@@ -136,8 +138,14 @@ public enum Daemon {
                 settings: UpdateSettings(bootloaderConnectWindow: .seconds(config.bootloaderConnectSeconds)),
                 mark: updateMark, markShown: linked.interface.publishedMark, logger: logger)
         }
+        var agentSettings = config.agent
+        if agentSettings?.speak == true, !HostAudioAccess.current.reachable(.playback) {
+            // Under the hardened system unit no player could reach the speakers: said once, never tried.
+            logger.warning("\(HostAudioAccess.speakerUnreachable)")
+            agentSettings?.speak = false
+        }
         let agents = AgentService(
-            settings: config.agent, connection: connection, transport: transport,
+            settings: agentSettings, connection: connection, transport: transport,
             openSocket: { url in try await WebSocketAgentSocket.open(url) }, glasses: link?.session,
             statuses: link == nil ? nil : statuses, claim: claim, mode: mode, assistant: assistant, voice: voiceSettings,
             store: settings, logger: logger)
@@ -153,7 +161,7 @@ public enum Daemon {
                     throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
-            ], agents: agents, wake: config.wake)
+            ], agents: agents, wake: config.wake, mayShowOnGlasses: mayShowOnGlasses)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)

@@ -8,11 +8,13 @@ import Synchronization
 /// `[wake] source = "host"`: the host's default microphone through the first recorder installed
 /// (PipeWire's pw-record, PulseAudio's parec, ALSA's arecord), as 16 kHz mono s16 on its stdout.
 /// The pipe is read on a thread of its own (a blocking read, never on the cooperative pool); a
-/// recorder that ends is started again after a pause that doubles up to a minute.
+/// recorder that ends is started again after a pause that doubles up to a minute. Where the
+/// host's audio is out of reach (glassd's system unit: `HostAudioAccess`), WakeService never
+/// starts it.
 enum HostMicrophone {
     static let sampleRate = 16_000
 
-    /// The recorder's argv: the first of pw-record, parec and arecord in PATH.
+    /// The recorder's argv: the first of pw-record, parec and arecord installed (`AudioTools`).
     static func recorderCommand() -> [String]? {
         if let pw = installedTool("pw-record") {
             return [pw, "--rate", "\(sampleRate)", "--channels", "1", "--format", "s16", "-"]

@@ -80,8 +80,13 @@ extension ManagerInterface {
             return try await body()
         } catch {
             switch error {
-            case .invalidQuery, .badLine, .badDescriptor:
+            case .invalidQuery, .badLine, .badDescriptor, .tooLarge:
                 throw BusError.invalidArgs(error.message)
+            case .busy:
+                throw BusError(name: GlassdErrorName.busy, message: error.message)
+            case .stalled:
+                logger.notice("history export stopped: its reader took nothing")
+                throw BusError(name: GlassdErrorName.timeout, message: error.message)
             case .failed(let why):
                 logger.error("history failed: \(why)")
                 throw BusError.failed("The history could not be read or written.")

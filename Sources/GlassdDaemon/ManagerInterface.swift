@@ -37,6 +37,9 @@ struct ManagerInterface {
     let agents: AgentService
     /// `[wake]`, for Manager1.Wake's first value.
     let wake: WakeSettings?
+    /// Whether a typed question of this caller (its bus name) may show on the glasses: writing
+    /// on them is Display's, which not every caller may use.
+    var mayShowOnGlasses: @Sendable (String) async -> Bool = { _ in true }
 
     var spec: InterfaceSpec {
         InterfaceSpec(
@@ -98,7 +101,7 @@ struct ManagerInterface {
         var log = logger
         log[metadataKey: "query_id"] = "\(id)"
         log.debug("query", metadata: ["text": "\(text)"])
-        let stream = await glassesStream(question: text)
+        let stream = await glassesStream(question: text, sender: call.sender)
         let answer: Result<AssistantReply, any Error>
         do {
             answer = .success(
@@ -135,11 +138,15 @@ struct ManagerInterface {
     }
 
     /// A stream to show a typed question's answer on the glasses, if they are idle (a question
-    /// that will be refused is not shown).
-    private func glassesStream(question: String) async -> AnswerStream? {
-        guard let session = link?.session, (try? Assistant.validate(question)) != nil,
-            let stream = try? await session.answerStream(claim: true)
-        else { return nil }
+    /// that will be refused is not shown), and if the caller may write on them as Display does:
+    /// else only the caller sees the answer.
+    private func glassesStream(question: String, sender: String) async -> AnswerStream? {
+        guard let session = link?.session, (try? Assistant.validate(question)) != nil else { return nil }
+        guard await mayShowOnGlasses(sender) else {
+            logger.info("typed question not shown on the glasses: the caller may not use Display")
+            return nil
+        }
+        guard let stream = try? await session.answerStream(claim: true) else { return nil }
         stream.heading(ConversationNotice.heading(question: question))
         return stream
     }

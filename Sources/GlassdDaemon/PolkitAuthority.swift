@@ -34,7 +34,12 @@ final class PolkitAuthority: Sendable {
     static let interactiveTimeoutSeconds = 300.0
     static let timeoutSeconds = 25.0
 
-    func check(_ request: AuthorizationRequest) async -> AuthorizationDecision {
+    /// How long a typed question waits for Display's check before it is answered without the
+    /// glasses: polkit answers in milliseconds, and a hung polkit must not hold questions.
+    static let displayCheckSeconds = 2.0
+
+    /// `timeoutSeconds`: how long polkit may take; nil, as suits `request.interactive`.
+    func check(_ request: AuthorizationRequest, timeoutSeconds: Double? = nil) async -> AuthorizationDecision {
         do {
             let uid = try await connection.call(
                 "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
@@ -53,7 +58,7 @@ final class PolkitAuthority: Sendable {
                 [
                     .structure([.string("system-bus-name"), .dict(key: "s", value: "v", [.init(.string("name"), .variant(.string(request.sender)))])]),
                     .string(request.action), .dict(key: "s", value: "s", []), .uint32(request.interactive ? 1 : 0), .string(""),
-                ], timeoutSeconds: request.interactive ? Self.interactiveTimeoutSeconds : Self.timeoutSeconds)
+                ], timeoutSeconds: timeoutSeconds ?? (request.interactive ? Self.interactiveTimeoutSeconds : Self.timeoutSeconds))
         } catch {
             let first = failureLogged.withLock { logged in
                 defer { logged = true }
@@ -78,6 +83,16 @@ final class PolkitAuthority: Sendable {
                     message: "Interactive authentication required: \(request.action)."))
         }
         return .refused(Self.denied("Not authorized: \(request.action)."))
+    }
+
+    /// Whether `sender` passes Display's check (root does), asked without a dialog and briefly:
+    /// a typed question shows on the glasses only then, as it writes on them as Display would.
+    func allowsDisplay(_ sender: String) async -> Bool {
+        let request = AuthorizationRequest(
+            sender: sender, action: GlassdBus.Action.manage,
+            call: .method(GlassdBus.deviceInterface, GlassdBus.DeviceMethod.display), interactive: false)
+        if case .allowed = await check(request, timeoutSeconds: Self.displayCheckSeconds) { return true }
+        return false
     }
 
     private static func denied(_ message: String) -> BusError {

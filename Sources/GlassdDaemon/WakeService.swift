@@ -14,6 +14,8 @@ struct WakeService: Service {
     let session: any GlassesSession
     let connection: BusConnection
     let logger: Logger
+    /// Checked once at the start for `source = "host"`.
+    var audio = HostAudioAccess.current
 
     /// Manager1.Wake before anything is heard: `state` "off" without [wake].
     static func property(_ settings: WakeSettings?) -> InterfaceSpec.Property {
@@ -36,17 +38,18 @@ struct WakeService: Service {
 
     func run() async throws {
         let reporter = BusWakeReporter(connection: connection, logger: logger)
+        // Under the hardened system unit the host's microphone cannot be reached: said once,
+        // never retried (the user's session is where it belongs).
+        if settings.source == .host, !audio.reachable(.capture) {
+            logger.warning("[wake] \(HostAudioAccess.microphoneUnreachable)")
+            return await failed(HostAudioAccess.microphoneUnreachable, reporter)
+        }
         let spotter: SpotterThread
         do {
             spotter = try SpotterThread(settings)
         } catch {
             logger.error("[wake] \(error)")
-            var status = WakeStatus(phrase: settings.phrase, source: settings.source.rawValue, state: .failed)
-            status.error = error.description
-            await reporter.wakeChanged(status)
-            // The rest of glassd goes on; a service that returns would stop it all.
-            try? await gracefulShutdown()
-            return
+            return await failed(error.description, reporter)
         }
         defer { spotter.finish() }
         let events = AsyncStream<WakeSpotterEvent> { continuation in
@@ -72,6 +75,16 @@ struct WakeService: Service {
         logger.info("[wake] listening for \"\(spotter.phrase)\" on the \(settings.source == .host ? "host's" : "glasses'") microphone")
         await cancelWhenGracefulShutdown { await watch.run() }
         if settings.source == .glasses { try? await session.setListening(false) }
+    }
+
+    /// Manager1.Wake says `failed` and why; the rest of glassd goes on (a service that returns
+    /// would stop it all).
+    private func failed(_ why: String, _ reporter: BusWakeReporter) async {
+        let phrase = (try? WakeSettings.normalized(settings.phrase)) ?? settings.phrase
+        var status = WakeStatus(phrase: phrase, source: settings.source.rawValue, state: .failed)
+        status.error = why
+        await reporter.wakeChanged(status)
+        try? await gracefulShutdown()
     }
 }
 

@@ -156,12 +156,17 @@ public actor SceneWatch {
             return
         }
         let state = Self.hazardState(answer)
-        if state == nil { logger.notice("scene answer is neither CAUTION nor CLEAR; taken as CLEAR", metadata: ["answer": "\(answer)"]) }
+        if state == nil {
+            // What the model saw is the wearer's surroundings: its words only at debug.
+            logger.notice("scene answer is neither CAUTION nor CLEAR; taken as CLEAR", metadata: ["frame": "\(number)"])
+            logger.debug("scene answer", metadata: ["frame": "\(number)", "answer": "\(answer)"])
+        }
         let now = state ?? Self.clear
         guard mode.mode == .scene, now != hazard else { return }
         hazard = now
         signals.alert(now)
-        logger.info("scene hazard changed", metadata: ["frame": "\(number)", "alert": "\(now)"])
+        logger.info("scene hazard changed", metadata: ["frame": "\(number)", "caution": "\(now != Self.clear)"])
+        logger.debug("scene alert", metadata: ["frame": "\(number)", "alert": "\(now)"])
         do {
             try await session.showAlert(now == Self.clear ? nil : now)
         } catch {

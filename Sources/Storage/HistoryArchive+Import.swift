@@ -28,7 +28,7 @@ extension HistoryArchive {
                 try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
             }
             let staging = try DatabaseQueue(path: path, configuration: config)
-            try await staging.write { db in try Self.stage(io, into: db) }
+            try await staging.write { [importLimit] db in try Self.stage(io, into: db, limit: importLimit) }
             try staging.close()
             return try await database.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [path])
@@ -50,8 +50,8 @@ extension HistoryArchive {
     }
 
     /// Copies the lines of `io` into `lines`, checks them, and leaves their messages in `rows`,
-    /// without the file's own repeats.
-    private static func stage(_ io: DescriptorIO, into db: Database) throws {
+    /// without the file's own repeats; more than `limit` bytes is refused.
+    private static func stage(_ io: DescriptorIO, into db: Database, limit: Int) throws {
         try db.execute(sql: "CREATE TABLE lines (n INTEGER PRIMARY KEY, json TEXT NOT NULL)")
         let insert = try db.makeStatement(sql: "INSERT INTO lines (n, json) VALUES (?, ?)")
         var lineNumber = 0
@@ -67,9 +67,15 @@ extension HistoryArchive {
         }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
+        var total = 0
         while true {
             let count = try io.read(into: chunk)
             if count == 0 { break }
+            total += count
+            guard total <= limit else {
+                throw HistoryError.tooLarge(
+                    "The file is larger than \(limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"), more than glassd imports at once; split it (by lines) and import the parts. Nothing was imported.")
+            }
             var start = 0
             let bytes = UnsafeRawBufferPointer(rebasing: chunk[..<count])
             while let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {

@@ -1,14 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GRDB
 import GlassdCore
+import Synchronization
 
 /// Every stored message, past conversations and imported ones included: the last ones by time,
 /// full-text search, and export as JSON Lines (HistoryArchive+Import reads them back).
 public struct HistoryArchive: Sendable {
     let database: GlassdDatabase
+    /// How long an export waits for its reader to take anything before it stops.
+    let exportStallLimit: Duration
+    /// The most bytes an import reads; a larger file is refused whole.
+    let importLimit: Int
+    /// Held while an export runs: it holds a database reader as long as its reader is slow, and
+    /// the pool has few (GRDB's five), which questions need too.
+    private let exporting = ExportSlot()
 
-    public init(database: GlassdDatabase) {
+    public static let defaultExportStallLimit = Duration.seconds(60)
+    /// Far above any history a person builds (a message a minute for years is well under it),
+    /// and what the staging database may take on the state directory's disk.
+    public static let defaultImportLimit = 256 << 20
+
+    public init(
+        database: GlassdDatabase, exportStallLimit: Duration = defaultExportStallLimit, importLimit: Int = defaultImportLimit
+    ) {
         self.database = database
+        self.exportStallLimit = exportStallLimit
+        self.importLimit = importLimit
     }
 
     /// The last `limit` messages by time, oldest first.
@@ -57,9 +74,17 @@ public struct HistoryArchive: Sendable {
         return quoted.joined(separator: " ")
     }
 
-    /// Writes every message to `fd` as JSON Lines, oldest first, from one snapshot.
+    /// Writes every message to `fd` as JSON Lines, oldest first, from one snapshot. One export
+    /// at a time (another one is `busy`), and one whose reader takes nothing for
+    /// `exportStallLimit` stops (`stalled`): a caller that never reads cannot keep a reader.
     public func export(to fd: Int32) async throws(HistoryError) {
-        try await DescriptorIO.with(fd) { io async throws(HistoryError) in try await export(to: io) }
+        let free = exporting.running.withLock { running in
+            defer { running = true }
+            return !running
+        }
+        guard free else { throw .busy("Another export of the history is running; try again when it has ended.") }
+        defer { exporting.running.withLock { $0 = false } }
+        try await DescriptorIO.with(fd, stallLimit: exportStallLimit) { io async throws(HistoryError) in try await export(to: io) }
     }
 
     private func export(to io: DescriptorIO) async throws(HistoryError) {
@@ -106,4 +131,9 @@ public struct HistoryArchive: Sendable {
             throw .failed("Could not read the history: \(error)")
         }
     }
+}
+
+/// Shared by the copies of one archive: whether an export runs.
+private final class ExportSlot: Sendable {
+    let running = Mutex(false)
 }

@@ -303,7 +303,7 @@ struct AgentSessionTests {
     func shutdownAndSpeech() async throws {
         try await World.with { world in
             try await FakeTEN.with(in: world.directory) { ten in
-                // A stand-in for PipeWire's player, first in PATH: what it plays goes to a FIFO the test reads.
+                // A stand-in for PipeWire's player where glassd looks for its player: what it plays goes to a FIFO the test reads.
                 let bin = world.directory + "/bin"
                 try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
                 let played = world.directory + "/played.pcm"
@@ -312,14 +312,18 @@ struct AgentSessionTests {
                 try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin + "/pw-cat")
                 let config = try world.writeConfig()
                 try ten.appendConfig(to: config, extra: "speak = true")
-                let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+                // A playback device in a stand-in for /dev: the host's audio is reachable.
+                try FileManager.default.createDirectory(atPath: world.directory + "/dev/snd", withIntermediateDirectories: true)
+                FileManager.default.createFile(atPath: world.directory + "/dev/snd/pcmC0D0p", contents: Data())
                 // Read on a thread of its own: opening and reading a FIFO block.
                 let (speech, heard) = AsyncStream.makeStream(of: Data.self)
                 Thread.detachNewThread {
                     heard.yield(FileHandle(forReadingAtPath: played).flatMap { try? $0.readToEnd() } ?? Data())
                     heard.finish()
                 }
-                try await world.withGlassd(config: config, environment: ["PATH": bin + ":" + path]) { _ in
+                try await world.withGlassd(
+                    config: config, environment: ["GLASSD_AUDIO_TOOLS_DIR": bin, "GLASSD_AUDIO_DEV_DIR": world.directory + "/dev"]
+                ) { _ in
                     let bus = try await world.connect()
                     let started = try await start(world)
                     let session = try #require(busctlString(started), "\(started.stderr)")

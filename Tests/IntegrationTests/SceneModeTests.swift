@@ -58,6 +58,9 @@ struct SceneModeTests {
                 // comes after that answer).
                 #expect(try await verdict(after: third) == "unchanged")
                 #expect(alerts == ["CAUTION step ahead", "CLEAR"])
+                // What the scene holds is the wearer's surroundings: in debug lines only.
+                let told = world.log().split(separator: "\n").filter { !$0.hasPrefix("glassd[debug]") && $0.contains("step ahead") }
+                #expect(told.isEmpty, "\(told)")
                 #expect(!(try await vm.displayText()).contains("CAUTION"))
 
                 // What was sent is the frame itself; only the caution frame is kept.

@@ -125,8 +125,12 @@ struct WakePhraseTests {
                         time.sleep(max(0, start + (at + 640) / 32000 - time.monotonic()))
                 """.write(toFile: bin + "/arecord", atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin + "/arecord")
-            let path = "\(bin):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-            try await ble.withSession(monocle, config: try config(ble, source: "host"), environment: ["PATH": path]) { bus, vm in
+            // glassd looks for its recorder there (not in PATH), and finds a capture device in
+            // this stand-in for /dev: the host's audio is reachable.
+            try FileManager.default.createDirectory(atPath: dir + "/dev/snd", withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: dir + "/dev/snd/pcmC0D0c", contents: Data())
+            let environment = ["GLASSD_AUDIO_TOOLS_DIR": bin, "GLASSD_AUDIO_DEV_DIR": dir + "/dev"]
+            try await ble.withSession(monocle, config: try config(ble, source: "host"), environment: environment) { bus, vm in
                 try await ble.pairReady(monocle, bus)
                 // The question itself is recorded by the glasses, as after a tap.
                 try await vm.call("FeedAudio", [.string(try await Self.speak("what is the tallest mountain", in: dir, as: "question"))])

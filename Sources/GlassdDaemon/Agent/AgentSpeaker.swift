@@ -69,7 +69,7 @@ final class AgentSpeaker: Sendable {
         pending.withLock { ($0.count, $0.bytes, $0.droppedTotal) }
     }
 
-    /// The player's argv for this format: the first of pw-cat, pacat and aplay in PATH.
+    /// The player's argv for this format: the first of pw-cat, pacat and aplay installed (`AudioTools`).
     static func defaultCommand(sampleRate: Int, channels: Int) -> [String]? {
         if let pw = installedTool("pw-cat") {
             return [pw, "--playback", "--format", "s16", "--rate", "\(sampleRate)", "--channels", "\(channels)", "-"]

@@ -88,7 +88,9 @@ final class UpdateService: Sendable {
     // MARK: Update
 
     private func update(_ call: MethodCall) async throws -> String {
-        let options = try UpdateOptions(call.arguments.first)
+        let options = try await UpdatePaths.checked(
+            try UpdateOptions(call.arguments.first), sender: call.sender, firmwareDirectory: policy.firmwareDirectory,
+            connection: connection)
         guard !isBusy else { throw BusError(name: GlassdErrorName.busy, message: "An update is already running.") }
         guard await supervisor.snapshot().paired != nil else {
             throw BusError(name: GlassdErrorName.notPaired, message: "No glasses are paired.")
