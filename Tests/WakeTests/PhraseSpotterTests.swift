@@ -5,7 +5,7 @@ import Wake
 
 /// The spotter on espeak-ng's speech: the phrase wakes it once, other speech does not, and what
 /// a user writes in glassd.conf is checked before anything listens.
-@Suite struct PhraseSpotterTests {
+@Suite(.timeLimit(.minutes(5))) struct PhraseSpotterTests {
     let settings = WakeSettings(phrase: "hey glasses")
 
     /// Fed in 20 ms pieces, as the glasses' and the host's audio arrives; the sample offsets of the wakes.
