@@ -2,7 +2,7 @@
 import GlassdCore
 import Testing
 
-@Suite("SSE parser", .timeLimit(.minutes(2)))
+@Suite("SSE parser", .timeLimit(.minutes(5)))
 struct SSEParserTests {
     private func parse(_ chunks: [String]) -> [SSEParser.Event] {
         var parser = SSEParser()
@@ -51,7 +51,7 @@ struct SSEParserTests {
     }
 }
 
-@Suite("Chat stream decoding", .timeLimit(.minutes(2)))
+@Suite("Chat stream decoding", .timeLimit(.minutes(5)))
 struct ChatStreamDecoderTests {
     @Test("content deltas, role-only deltas, empty choices, [DONE]")
     func pieces() throws {
