@@ -8,8 +8,8 @@ import Synchronization
 /// notifications, queued writes go out when the socket has room. Each channel has its own write
 /// queue, so a long upload on one never holds up a message on another. Nothing blocks the pool.
 ///
-/// The thread holds only the loop's `SocketLoopCore`, never the loop: releasing the loop closes it, so a
-/// link dropped without `close()` leaves no thread behind.
+/// The thread holds only the loop's `SocketLoopCore`, never the loop: releasing the loop closes
+/// it, so a link dropped without `close()` leaves no thread behind.
 final class SocketLoop: Sendable {
     struct Channel: Sendable {
         var notifyFD: Int32?
