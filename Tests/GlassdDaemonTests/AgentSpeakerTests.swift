@@ -33,7 +33,7 @@ struct AgentSpeakerTests {
     /// A FIFO's bytes until its writer closes it, read on a thread of its own (the read blocks).
     private static func readToEnd(_ path: String) async -> Data {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: readFIFO(path, waitingAtMost: .seconds(30))) }
+            Thread.detachNewThread { continuation.resume(returning: readFIFO(path, waitingAtMost: .seconds(60))) }
         }
     }
 

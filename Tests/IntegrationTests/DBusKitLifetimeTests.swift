@@ -17,7 +17,7 @@ extension DBusKitTests {
                 exited = connection.loop.exited
             }
             #expect(released == nil, "something still holds the connection")
-            let ended = await result(of: Task { await exited.wait() }, within: .seconds(10))
+            let ended = await result(of: Task { await exited.wait() }, within: .seconds(60))
             #expect(ended != nil, "the connection's thread did not end")
             let owned = try await watcher.call(
                 "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameHasOwner",

@@ -15,11 +15,11 @@ struct SocketLoopTests {
         return (fds[0], fds[1])
     }
 
-    /// The next packet on `fd`; [] at EOF, or when none comes within 10 s (recorded as a failure:
+    /// The next packet on `fd`; [] at EOF, or when none comes within 60 s (recorded as a failure:
     /// a guard against a hang, not a timing assertion).
     private func readPacket(_ fd: Int32) -> [UInt8] {
-        guard readable(fd, waitingMS: 10_000) else {
-            Issue.record("no packet on \(fd) within 10 s")
+        guard readable(fd, waitingMS: 60_000) else {
+            Issue.record("no packet on \(fd) within 60 s")
             return []
         }
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -74,12 +74,12 @@ struct SocketLoopTests {
             name: "test-sockets")
         let packets = Array(repeating: [UInt8](repeating: 0x55, count: 253), count: 2000)
         let upload = Task { try await loop.write(channel: 0, packets: packets) }
-        #expect(readable(serialPeer, waitingMS: 10_000), "the upload began")
+        #expect(readable(serialPeer, waitingMS: 60_000), "the upload began")
         // The data channel's message goes out although the upload is stuck.
         try await loop.write(channel: 1, packets: [Array("res:hi".utf8)])
         #expect(readPacket(dataPeer) == Array("res:hi".utf8))
         upload.cancel()
-        let ended = await result(of: upload, within: .seconds(30))
+        let ended = await result(of: upload, within: .seconds(60))
         #expect(isCancellation(ended), "the cancelled upload ended with \(String(describing: ended))")
         // After the cancelled upload the serial channel still works: drain what was sent, then a new write arrives whole.
         #expect(drain(serialPeer) < packets.count)
@@ -107,7 +107,7 @@ struct SocketLoopTests {
                 withUnsafeCurrentTask { $0?.cancel() }
                 try await loop.write(channel: 0, packets: [[UInt8(truncatingIfNeeded: round)]])
             }
-            let outcome = await result(of: write, within: .seconds(10))
+            let outcome = await result(of: write, within: .seconds(60))
             guard isCancellation(outcome) else {
                 Issue.record("round \(round): the cancelled write ended with \(String(describing: outcome))")
                 break
@@ -130,7 +130,7 @@ struct SocketLoopTests {
             exited = loop.exited
         }
         #expect(released == nil, "something still holds the loop")
-        try await within(.seconds(10), failure: { "the loop's thread did not end" }) { await exited.wait() }
+        try await within(.seconds(60), failure: { "the loop's thread did not end" }) { await exited.wait() }
         #expect(readPacket(peer) == [7])
         #expect(readable(peer, waitingMS: 0) && readPacket(peer) == [], "our end is closed: the peer reads EOF")
         close(peer)

@@ -86,7 +86,7 @@ struct SusiServerTests {
             idleExited = transport.exited
         }
         #expect(idle == nil, "something still holds the idle transport")
-        try await within(.seconds(10), failure: { "the idle transport's curl thread did not end" }) { await idleExited.wait() }
+        try await within(.seconds(60), failure: { "the idle transport's curl thread did not end" }) { await idleExited.wait() }
 
         try await withFakeSusi { url in
             weak var released: CurlHTTPTransport?
@@ -103,7 +103,7 @@ struct SusiServerTests {
             for try await chunk in response.body { body += chunk }
             #expect(response.status == 200)
             #expect((try? JSONSerialization.jsonObject(with: Data(body))) is [Any], "\(String(decoding: body, as: UTF8.self))")
-            try await within(.seconds(10), failure: { "the curl thread did not end after its last response" }) { await exited.wait() }
+            try await within(.seconds(60), failure: { "the curl thread did not end after its last response" }) { await exited.wait() }
         }
     }
 

@@ -104,14 +104,14 @@ import Wake
             events = thread.events
         }
         #expect(released == nil, "something still holds the spotter thread")
-        // Its events end when its thread does; 30 s is a guard against a hang, not a timing.
+        // Its events end when its thread does; 60 s is a guard against a hang, not a timing.
         let ended = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await _ in events {}
                 return !Task.isCancelled
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(30))
+                try? await Task.sleep(for: .seconds(60))
                 return false
             }
             defer { group.cancelAll() }
