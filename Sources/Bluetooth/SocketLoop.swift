@@ -7,6 +7,9 @@ import Synchronization
 /// notification or write), served by one thread per link that polls them all: reads become
 /// notifications, queued writes go out when the socket has room. Each channel has its own write
 /// queue, so a long upload on one never holds up a message on another. Nothing blocks the pool.
+///
+/// The thread holds only the loop's `SocketLoopCore`, never the loop: releasing the loop closes
+/// it, so a link dropped without `close()` leaves no thread behind.
 final class SocketLoop: Sendable {
     struct Channel: Sendable {
         var notifyFD: Int32?
@@ -14,14 +17,47 @@ final class SocketLoop: Sendable {
         var inbox: PacketInbox?
     }
 
-    private struct Job: Sendable {
+    private let core: SocketLoopCore
+    /// Fired when a notify socket reports EOF or an error, or a write fails: the link is gone
+    /// (BlueZ closes the sockets when the device disconnects).
+    var lost: OneShotEvent { core.lost }
+    /// Fired when the thread has released every socket and is about to end.
+    var exited: OneShotEvent { core.exited }
+
+    init(channels: [Channel], name: String) {
+        core = SocketLoopCore()
+        for channel in channels {
+            for fd in [channel.notifyFD, channel.writeFD].compactMap({ $0 }) {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            }
+        }
+        let thread = Thread { [core] in core.run(channels) }
+        thread.name = name
+        thread.start()
+    }
+
+    deinit { core.close() }
+
+    /// Sends `packets` on `channel` in order; returns once all are written. Cancellation drops the
+    /// packets not yet written and throws CancellationError.
+    func write(channel: Int, packets: [[UInt8]]) async throws {
+        try await core.write(channel: channel, packets: packets)
+    }
+
+    /// Closes the sockets (releasing the acquisitions) and ends the inboxes.
+    func close() { core.close() }
+}
+
+/// What the thread holds: the queues it is handed, the wake-up pipe, the events it fires.
+private final class SocketLoopCore: Sendable {
+    struct Job: Sendable {
         var id: UInt64
         var channel: Int
         var packets: [[UInt8]]
         var done: CheckedContinuation<Void, any Error>
     }
 
-    private struct Commands {
+    struct Commands {
         var jobs: [Job] = []
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
@@ -29,14 +65,13 @@ final class SocketLoop: Sendable {
         var finished = false
     }
 
-    private let commands = Mutex(Commands())
+    let commands = Mutex(Commands())
     /// A pipe that wakes the poll: read end first.
-    private let wakeFDs: (read: Int32, write: Int32)
-    /// Fired when a notify socket reports EOF or an error, or a write fails: the link is gone
-    /// (BlueZ closes the sockets when the device disconnects).
+    let wakeFDs: (read: Int32, write: Int32)
     let lost = OneShotEvent()
+    let exited = OneShotEvent()
 
-    init(channels: [Channel], name: String) {
+    init() {
         var pair: [Int32] = [-1, -1]
         precondition(pipe(&pair) == 0, "pipe failed")
         for fd in pair {
@@ -44,18 +79,8 @@ final class SocketLoop: Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         }
         wakeFDs = (pair[0], pair[1])
-        for channel in channels {
-            for fd in [channel.notifyFD, channel.writeFD].compactMap({ $0 }) {
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            }
-        }
-        let thread = Thread { [self] in run(channels) }
-        thread.name = name
-        thread.start()
     }
 
-    /// Sends `packets` on `channel` in order; returns once all are written. Cancellation drops the
-    /// packets not yet written and throws CancellationError.
     func write(channel: Int, packets: [[UInt8]]) async throws {
         let id = commands.withLock { c in
             defer { c.nextID += 1 }
@@ -63,12 +88,17 @@ final class SocketLoop: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                let accepted = commands.withLock { c -> Bool in
-                    guard !c.finished else { return false }
+                let refusal = commands.withLock { c -> (any Error)? in
+                    guard !c.finished else { return ChannelError.closed }
+                    // A task cancelled before this point ran onCancel already, and the loop
+                    // may have consumed (and forgotten) that id before the job existed: such a
+                    // job would never be cancelled. The flag is set before onCancel runs, so a
+                    // cancel either shows here or inserts its id after the job is queued.
+                    guard !Task.isCancelled else { return CancellationError() }
                     c.jobs.append(Job(id: id, channel: channel, packets: packets, done: done))
-                    return true
+                    return nil
                 }
-                if accepted { wake() } else { done.resume(throwing: ChannelError.closed) }
+                if let refusal { done.resume(throwing: refusal) } else { wake() }
             }
         } onCancel: {
             commands.withLock { _ = $0.cancelled.insert(id) }
@@ -76,18 +106,22 @@ final class SocketLoop: Sendable {
         }
     }
 
-    /// Closes the sockets (releasing the acquisitions) and ends the inboxes.
     func close() {
         commands.withLock { $0.closing = true }
         wake()
     }
 
+    /// Under the lock, so the thread cannot have closed the pipe meanwhile (nor a new
+    /// descriptor taken its number).
     private func wake() {
-        var one: UInt8 = 1
-        _ = Glibc.write(wakeFDs.write, &one, 1)
+        commands.withLock { c in
+            guard !c.finished else { return }
+            var one: UInt8 = 1
+            _ = Glibc.write(wakeFDs.write, &one, 1)
+        }
     }
 
-    private func run(_ channels: [Channel]) {
+    func run(_ channels: [SocketLoop.Channel]) {
         var queues: [[Job]] = Array(repeating: [], count: channels.count)
         var sent = Array(repeating: 0, count: channels.count)  // packets of queues[i][0] already written
         var open = channels
@@ -185,5 +219,6 @@ final class SocketLoop: Sendable {
         }
         Glibc.close(wakeFDs.read)
         Glibc.close(wakeFDs.write)
+        exited.fire()
     }
 }

@@ -47,7 +47,8 @@ public actor BusConnection {
         allowInteractiveAuthorization: Bool = false
     ) async throws -> BusConnection {
         let connection = BusConnection(loop: BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
-        connection.loop.start(name: threadName) { connection.assumeIsolated { $0.step() } }
+        // Weakly: a connection released without close() is closed by its deinit, and its thread ends.
+        connection.loop.start(name: threadName) { [weak connection] in connection?.assumeIsolated { $0.step() } }
         do {
             try await connection.connect(address, allowInteractiveAuthorization: allowInteractiveAuthorization)
         } catch {
@@ -125,7 +126,7 @@ public actor BusConnection {
 
     /// Flushes and closes the connection: in-flight calls fail, method calls stop arriving,
     /// subscriptions end. Returns once the bus thread has run what was queued and exited, its
-    /// descriptors closed. Every connection must be closed, or its thread runs for ever.
+    /// descriptors closed. A connection released without it is closed when it goes.
     ///
     /// The actor stays usable afterwards (it says the connection is closed); work sent to it then
     /// runs on a short-lived thread (see `BusLoop`).
@@ -133,6 +134,13 @@ public actor BusConnection {
         await shutDown()
         await loop.exited.wait()
         loop.join()
+    }
+
+    /// A connection released without `close()`: closed on its thread, which then exits and, with
+    /// nobody left to join it, frees itself.
+    isolated deinit {
+        shutDown()
+        loop.detach()
     }
 
     /// Closes the connection and tells the bus thread to exit once its queue is empty.

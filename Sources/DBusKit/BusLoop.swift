@@ -139,6 +139,13 @@ public final class BusLoop: SerialExecutor {
         pthread_join(thread, nil)
     }
 
+    /// For a loop whose owner went without `close()`: nobody will join the thread, so it frees
+    /// itself when it exits. Only if not joined already.
+    func detach() {
+        guard let thread = loopThread.withLock({ $0.take() }) else { return }
+        pthread_detach(thread)
+    }
+
     /// Starts a joinable thread named `name` (at most 15 bytes are kept) that runs `body`.
     private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
         let start = ThreadStart { [self] in

@@ -14,10 +14,46 @@ public enum SpotterEvent: Sendable, Equatable {
 /// pool): audio is handed over with `submit`, wakes and progress come out of `events`. Audio that piles up
 /// beyond a few seconds (a machine too slow to keep up) is dropped oldest first: a wake heard
 /// late is worth less than one heard now.
+///
+/// The thread holds the state it shares (`SpotterCore`), never this object: releasing it
+/// finishes the thread as `finish()` does.
 public final class SpotterThread: Sendable {
     /// How much audio may wait for the spotter.
     public static let backlogLimit = 3 * PhraseSpotter.sampleRate
 
+    private let core: SpotterCore
+    /// The phrase as the spotter listens for it (normalized).
+    public let phrase: String
+    public var events: AsyncStream<SpotterEvent> { core.events }
+
+    /// Loads the model (on the caller's thread: it takes a moment, once) and starts the thread.
+    public init(_ settings: WakeSettings) throws(WakeError) {
+        let spotter = try PhraseSpotter(settings)
+        phrase = spotter.phrase
+        core = SpotterCore()
+        let box = SpotterBox(spotter)
+        let thread = Thread { [core] in core.loop(box.take()) }
+        thread.name = "wake phrase"
+        thread.start()
+    }
+
+    deinit { core.finish() }
+
+    /// Audio for the spotter: 16 kHz 16-bit mono.
+    public func submit(_ samples: [Int16]) { core.submit(samples) }
+
+    /// Forget what was heard so far (the microphone served a question meanwhile).
+    public func restart() { core.restart() }
+
+    /// Samples decoded so far.
+    public var decodedSamples: UInt64 { core.decodedSamples }
+
+    /// Ends the thread (and `events`) once it has decoded what was submitted before.
+    public func finish() { core.finish() }
+}
+
+/// What the spotter thread and its owner share.
+private final class SpotterCore: Sendable {
     private struct State: Sendable {
         var chunks: [[Int16]] = []
         var queued = 0
@@ -28,30 +64,20 @@ public final class SpotterThread: Sendable {
 
     private let state = Mutex(State())
     private let signal = DispatchSemaphore(value: 0)
-    /// The phrase as the spotter listens for it (normalized).
-    public let phrase: String
-    public let events: AsyncStream<SpotterEvent>
+    let events: AsyncStream<SpotterEvent>
     private let continuation: AsyncStream<SpotterEvent>.Continuation
 
-    /// Loads the model (on the caller's thread: it takes a moment, once) and starts the thread.
-    public init(_ settings: WakeSettings) throws(WakeError) {
-        let spotter = try PhraseSpotter(settings)
-        phrase = spotter.phrase
+    init() {
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
-        let box = SpotterBox(spotter)
-        let thread = Thread { [self] in self.loop(box.take()) }
-        thread.name = "wake phrase"
-        thread.start()
     }
 
-    /// Audio for the spotter: 16 kHz 16-bit mono.
-    public func submit(_ samples: [Int16]) {
+    func submit(_ samples: [Int16]) {
         guard !samples.isEmpty else { return }
         let queued = state.withLock { s -> Bool in
             guard !s.stopped else { return false }
             s.chunks.append(samples)
             s.queued += samples.count
-            while s.queued > Self.backlogLimit, s.chunks.count > 1 {
+            while s.queued > SpotterThread.backlogLimit, s.chunks.count > 1 {
                 s.queued -= s.chunks.removeFirst().count
             }
             return true
@@ -59,22 +85,19 @@ public final class SpotterThread: Sendable {
         if queued { signal.signal() }
     }
 
-    /// Forget what was heard so far (the microphone served a question meanwhile).
-    public func restart() {
+    func restart() {
         state.withLock { $0.restart = true }
         signal.signal()
     }
 
-    /// Samples decoded so far.
-    public var decodedSamples: UInt64 { state.withLock { $0.heardSamples } }
+    var decodedSamples: UInt64 { state.withLock { $0.heardSamples } }
 
-    /// Ends the thread (and `events`) once it has decoded what was submitted before.
-    public func finish() {
+    func finish() {
         state.withLock { $0.stopped = true }
         signal.signal()
     }
 
-    private func loop(_ spotter: PhraseSpotter) {
+    func loop(_ spotter: PhraseSpotter) {
         while true {
             signal.wait()
             let (chunks, restart, stopped) = state.withLock { s in

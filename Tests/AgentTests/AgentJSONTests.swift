@@ -3,7 +3,7 @@ import Agent
 import Foundation
 import Testing
 
-@Suite("Agent JSON")
+@Suite("Agent JSON", .timeLimit(.minutes(5)))
 struct AgentJSONTests {
     private func decode(_ text: String) throws -> AgentJSON {
         try JSONDecoder().decode(AgentJSON.self, from: Data(text.utf8))

@@ -157,7 +157,7 @@ private func transcript(_ role: String, _ text: String, final: Bool, ts: Int) ->
     #"{"type":"data","name":"text_data","data":{"data_type":"transcribe","role":"\#(role)","text":"\#(text)","is_final":\#(final),"text_ts":\#(ts),"stream_id":1}}"#
 }
 
-@Suite("Agent session")
+@Suite("Agent session", .timeLimit(.minutes(5)))
 struct AgentRunTests {
     struct Fixture {
         let api = FakeTENAPI()

@@ -5,7 +5,7 @@ import GlassdCore
 import TestSupport
 import Testing
 
-@Suite("Agent server messages")
+@Suite("Agent server messages", .timeLimit(.minutes(5)))
 struct AgentServerMessageTests {
     private func decode(_ text: String, _ chunks: inout TranscriptChunks<ManualClock>, at ms: Int = 0) -> [AgentInbound]
     {

@@ -4,7 +4,7 @@ import Audio
 import Foundation
 import Testing
 
-@Suite("Audio uplink")
+@Suite("Audio uplink", .timeLimit(.minutes(5)))
 struct AudioUplinkTests {
     /// The samples a message carries, or nil if it is not `{"audio":"<base64>"}`.
     private func samples(_ message: String) -> [Int16]? {

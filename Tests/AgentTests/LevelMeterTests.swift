@@ -3,7 +3,7 @@ import Agent
 import TestSupport
 import Testing
 
-@Suite("Level meter")
+@Suite("Level meter", .timeLimit(.minutes(5)))
 struct LevelMeterTests {
     /// #require cannot take a mutating call.
     private func level(_ value: Double?) -> Double? { value }

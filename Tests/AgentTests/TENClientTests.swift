@@ -3,7 +3,7 @@ import Agent
 import GlassdCore
 import Testing
 
-@Suite("TEN client")
+@Suite("TEN client", .timeLimit(.minutes(5)))
 struct TENClientTests {
     private let ok = #"{"code":"0","msg":"success","data":null}"#
 

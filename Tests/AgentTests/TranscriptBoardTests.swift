@@ -2,7 +2,7 @@
 import Agent
 import Testing
 
-@Suite("Transcript board")
+@Suite("Transcript board", .timeLimit(.minutes(5)))
 struct TranscriptBoardTests {
     private typealias Line = TranscriptBoard.Line
 

@@ -36,7 +36,7 @@ enum Time {
     static func at(_ ms: Int) -> ManualClock.Instant { origin.advanced(by: .milliseconds(ms)) }
 }
 
-@Suite("Transcript chunks")
+@Suite("Transcript chunks", .timeLimit(.minutes(5)))
 struct TranscriptChunksTests {
     private let long = Chunker.transcript(String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 60))
 

@@ -2,7 +2,7 @@
 import Agent
 import Testing
 
-@Suite("Transcript")
+@Suite("Transcript", .timeLimit(.minutes(5)))
 struct TranscriptTests {
     private func decode(_ json: String) -> Transcript? { Transcript(jsonBytes: Array(json.utf8)) }
 

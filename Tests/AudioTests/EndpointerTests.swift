@@ -2,7 +2,7 @@
 import Audio
 import Testing
 
-@Suite("Endpointer")
+@Suite("Endpointer", .timeLimit(.minutes(5)))
 struct EndpointerTests {
     /// Pushes the flags; each event with the 1-based number of the frame that caused it.
     private func run(

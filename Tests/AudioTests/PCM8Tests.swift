@@ -2,7 +2,7 @@
 import Audio
 import Testing
 
-@Suite("8-bit to 16-bit")
+@Suite("8-bit to 16-bit", .timeLimit(.minutes(5)))
 struct PCM8Tests {
     @Test("each byte is a two's-complement high byte")
     func widen() {

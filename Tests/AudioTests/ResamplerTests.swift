@@ -3,7 +3,7 @@
 import Foundation
 import Testing
 
-@Suite("8 → 16 kHz resampler")
+@Suite("8 → 16 kHz resampler", .timeLimit(.minutes(5)))
 struct ResamplerTests {
     private func resample(_ input: [Int16], chunk: Int) throws -> [Int16] {
         let resampler = try Resampler(from: 8_000, to: 16_000)

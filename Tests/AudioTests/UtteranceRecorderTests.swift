@@ -3,7 +3,7 @@ import Audio
 import Testing
 
 /// The recorder on the recorded fixtures, fed as the Monocle sends them: 244-byte dat: chunks.
-@Suite("Utterance recorder")
+@Suite("Utterance recorder", .timeLimit(.minutes(5)))
 struct UtteranceRecorderTests {
     struct Run {
         var events: [(UtteranceEvent, Duration)] = []  // with the audio fed when it came

@@ -3,7 +3,7 @@ import Audio
 import Foundation
 import Testing
 
-@Suite("WAV encoder")
+@Suite("WAV encoder", .timeLimit(.minutes(2)))
 struct WAVTests {
     @Test("the 44-byte header, byte for byte, then little-endian samples")
     func header() {
@@ -43,8 +43,9 @@ struct WAVTests {
             print(w.readframes(w.getnframes()).hex())
             """
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(Self.python))
-        process.arguments = ["-c", script, path]
+        // Under timeout(1): a stuck interpreter fails the test instead of hanging it.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["--kill-after=5", "120", try #require(Self.python), "-c", script, path]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

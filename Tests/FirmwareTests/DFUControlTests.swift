@@ -3,7 +3,7 @@ import Firmware
 import Testing
 
 /// Byte fixtures from the Nordic Secure DFU control-point spec (nRF5 SDK 17.1, "DFU transport: BLE").
-@Suite("DFU control-point codec")
+@Suite("DFU control-point codec", .timeLimit(.minutes(5)))
 struct DFUControlTests {
     @Test("Requests encode little-endian, as the spec lays them out")
     func requests() {

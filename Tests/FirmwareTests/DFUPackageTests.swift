@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 import ZIPFoundation
 
-@Suite("DFU package")
+@Suite("DFU package", .timeLimit(.minutes(5)))
 struct DFUPackageTests {
     static let manifest = TestPackages.manifest
     static let bin = SecureDFUTests.bytes(20_000, seed: 6)

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("Secure DFU transfer against a fake bootloader")
+@Suite("Secure DFU transfer against a fake bootloader", .timeLimit(.minutes(5)))
 struct SecureDFUTests {
     /// Deterministic bytes, so a failure repeats.
     static func bytes(_ count: Int, seed: UInt32) -> [UInt8] {

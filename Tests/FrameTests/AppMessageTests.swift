@@ -2,7 +2,7 @@
 import Frame
 import Testing
 
-@Suite("App message codec")
+@Suite("App message codec", .timeLimit(.minutes(5)))
 struct AppMessageTests {
     static let all: [AppMessage] = [
         .display("Paris"), .display(""), .response("is the capital — ¿sí? 日本 😀"), .error("No network"), .answerEnd,

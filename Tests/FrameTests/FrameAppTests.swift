@@ -5,7 +5,7 @@ import GlassdCore
 import Synchronization
 import Testing
 
-@Suite("Frame app: version, upload, check", .timeLimit(.minutes(1)))
+@Suite("Frame app: version, upload, check", .timeLimit(.minutes(5)))
 struct FrameAppTests {
     static let app = FrameApp(files: [
         .init(name: "glassd_app.lua", contents: Array("GLASSD_APP_VERSION = '-'\r\nlocal s = \"é€😀\\t'\"\nfunction glassd_run() end\n".utf8)),

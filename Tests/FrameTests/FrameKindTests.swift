@@ -3,7 +3,7 @@ import Frame
 import Glasses
 import Testing
 
-@Suite("Telling a Frame from a Halo")
+@Suite("Telling a Frame from a Halo", .timeLimit(.minutes(5)))
 struct FrameKindTests {
     @Test("the Frame service makes a Frame, Halo's audio characteristic a Halo; a name alone does not")
     func kinds() {

@@ -2,7 +2,7 @@
 import Frame
 import Testing
 
-@Suite("Frame MTU arithmetic")
+@Suite("Frame MTU arithmetic", .timeLimit(.minutes(5)))
 struct FrameMTUTests {
     @Test("the Frame's preferred MTU 247: 244-byte Lua chunks, 243 bytes of data")
     func preferred() {

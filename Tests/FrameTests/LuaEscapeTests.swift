@@ -2,7 +2,7 @@
 import Frame
 import Testing
 
-@Suite("Lua upload escaping and chunking")
+@Suite("Lua upload escaping and chunking", .timeLimit(.minutes(5)))
 struct LuaEscapeTests {
     /// Every kind of unit, packed close: 2-, 3- and 4-byte UTF-8, the short escapes, decimal
     /// escapes followed by digits, CRLF and lone CRs.

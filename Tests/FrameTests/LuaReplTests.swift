@@ -26,7 +26,7 @@ final class Received: Sendable {
     var all: [Incoming] { items.withLock { $0 } }
 }
 
-@Suite("Lua REPL driver", .timeLimit(.minutes(1)))
+@Suite("Lua REPL driver", .timeLimit(.minutes(5)))
 struct LuaReplTests {
     static let arithmetic: @Sendable (String, inout FakeFrame.State) -> FakeFrame.Reply? = { chunk, _ in
         switch chunk {

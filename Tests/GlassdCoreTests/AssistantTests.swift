@@ -39,7 +39,7 @@ final class MemoryStore: ConversationStore {
     }
 }
 
-@Suite("Assistant")
+@Suite("Assistant", .timeLimit(.minutes(5)))
 struct AssistantTests {
     private func assistant(_ transport: ScriptedTransport?, _ store: MemoryStore) -> Assistant {
         let client = transport.map {

@@ -3,7 +3,7 @@ import Foundation
 @testable import GlassdCore
 import Testing
 
-@Suite("Chat request body")
+@Suite("Chat request body", .timeLimit(.minutes(5)))
 struct ChatRequestBodyTests {
     @Test("any text survives the hand-written JSON, as a JSON parser reads it")
     func roundTrips() throws {

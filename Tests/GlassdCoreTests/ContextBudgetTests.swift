@@ -2,7 +2,7 @@
 import GlassdCore
 import Testing
 
-@Suite("Context budget")
+@Suite("Context budget", .timeLimit(.minutes(5)))
 struct ContextBudgetTests {
     private let history = [
         ChatMessage(.user, "aaaa"), ChatMessage(.assistant, "bbbb"),

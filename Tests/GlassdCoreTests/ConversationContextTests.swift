@@ -27,7 +27,7 @@ final class CountingStore: ConversationStore {
     func clearHistory() async throws { try await inner.clearHistory() }
 }
 
-@Suite("Conversation context in memory")
+@Suite("Conversation context in memory", .timeLimit(.minutes(5)))
 struct ConversationContextTests {
     @Test("read once, then appended turns give what trimming the whole history would", arguments: [0, 7, 40])
     func matchesFullSelection(budget: Int) async throws {

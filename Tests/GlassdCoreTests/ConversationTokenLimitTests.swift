@@ -17,7 +17,7 @@ private final class Heard: Sendable {
     var all: [Int64] { values.withLock { $0 } }
 }
 
-@Suite("Conversation token limit")
+@Suite("Conversation token limit", .timeLimit(.minutes(5)))
 struct ConversationTokenLimitTests {
     /// Each answer "A" reports `prompt` + 1 tokens; nil: no usage chunk.
     private func answer(prompt: Int?) -> ScriptedTransport.Canned {

@@ -2,7 +2,7 @@
 import GlassdCore
 import Testing
 
-@Suite("Link basics")
+@Suite("Link basics", .timeLimit(.minutes(5)))
 struct LinkTests {
     @Test("addresses parse, normalise and refuse junk")
     func addresses() {

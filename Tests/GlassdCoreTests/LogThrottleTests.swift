@@ -3,7 +3,7 @@ import GlassdCore
 import Testing
 import TestSupport
 
-@Suite("LogThrottle")
+@Suite("LogThrottle", .timeLimit(.minutes(5)))
 struct LogThrottleTests {
     @Test("each kind is said the first time, then once per interval with the count not said; the table stays bounded")
     func throttle() {

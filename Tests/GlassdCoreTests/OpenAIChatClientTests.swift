@@ -43,7 +43,7 @@ private func sse(_ pieces: [String]) -> [String] {
     pieces.map { #"data: {"choices":[{"delta":{"content":"\#($0)"}}]}"# + "\n\n" } + ["data: [DONE]\n\n"]
 }
 
-@Suite("OpenAI chat client")
+@Suite("OpenAI chat client", .timeLimit(.minutes(5)))
 struct OpenAIChatClientTests {
     private func client(_ transport: ScriptedTransport, _ sleeps: SleepLog, key: String? = "sk-secret-key-123")
         -> OpenAIChatClient
@@ -190,7 +190,7 @@ struct OpenAIChatClientTests {
     }
 }
 
-@Suite("Secrets")
+@Suite("Secrets", .timeLimit(.minutes(5)))
 struct SecretTests {
     @Test("no description, dump or reflection of a config shows its key; the key still works")
     func neverShown() {

@@ -2,7 +2,7 @@
 @testable import GlassdCore
 import Testing
 
-@Suite("Ordered JSON")
+@Suite("Ordered JSON", .timeLimit(.minutes(5)))
 struct OrderedJSONTests {
     private func parse(_ text: String) throws -> OrderedJSON { try OrderedJSON.parse(Array(text.utf8)) }
 

@@ -3,7 +3,7 @@ import GlassdCore
 import Testing
 import TestSupport
 
-@Suite("Packet inbox")
+@Suite("Packet inbox", .timeLimit(.minutes(5)))
 struct PacketInboxTests {
     @Test("packets come out in order, then the end")
     func order() async {

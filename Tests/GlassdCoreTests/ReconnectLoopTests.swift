@@ -82,7 +82,7 @@ final class FakeRadio: LinkRadio {
     }
 }
 
-@Suite("Reconnect loop")
+@Suite("Reconnect loop", .timeLimit(.minutes(5)))
 struct ReconnectLoopTests {
     typealias Loop = ReconnectLoop<FakeRadio, ManualClock>
     let address = BluetoothAddress("00:00:00:00:00:02")!

@@ -2,7 +2,7 @@
 import GlassdCore
 import Testing
 
-@Suite("SSE parser", .timeLimit(.minutes(1)))
+@Suite("SSE parser", .timeLimit(.minutes(5)))
 struct SSEParserTests {
     private func parse(_ chunks: [String]) throws -> [SSEParser.Event] {
         var parser = SSEParser()
@@ -84,7 +84,7 @@ struct SSEParserTests {
     }
 }
 
-@Suite("Chat stream decoding")
+@Suite("Chat stream decoding", .timeLimit(.minutes(5)))
 struct ChatStreamDecoderTests {
     @Test("content deltas, role-only deltas, empty choices, [DONE]")
     func pieces() throws {

@@ -28,7 +28,7 @@ private func toolCall(_ arguments: String, pieces: Int, name: String = "show_ans
 private let done = ["data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", "data: [DONE]\n\n"]
 private let tableArguments = #"{"parts":[{"kind":"table","columns":["City","Pop"],"rows":[["Oslo","0.7M"],["Bergen","0.3M"]]}]}"#
 
-@Suite("show_answer tool")
+@Suite("show_answer tool", .timeLimit(.minutes(5)))
 struct ShowAnswerTests {
     private func client(_ transport: ScriptedTransport, tool: Bool = true) -> OpenAIChatClient {
         OpenAIChatClient(

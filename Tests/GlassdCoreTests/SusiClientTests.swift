@@ -15,7 +15,7 @@ private func susi(_ actions: String, data: String = "[]", query: String = "q") -
 
 private let news = #"[{"headline":"Rain","summary":"Wet","url":"http://a"},{"headline":"Sun","url":"http://b"},{"headline":"Fog","summary":"Grey"}]"#
 
-@Suite("SUSI client")
+@Suite("SUSI client", .timeLimit(.minutes(5)))
 struct SusiClientTests {
     private func client(_ transport: ScriptedTransport, zone: String = "UTC", sleeps: SleepLog = SleepLog()) -> SusiClient {
         SusiClient(

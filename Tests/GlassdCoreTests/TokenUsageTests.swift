@@ -12,7 +12,7 @@ private func stream(_ pieces: [String], ending: [String] = []) -> [String] {
 
 private let usageChunk = #"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}"#
 
-@Suite("Token usage in chat streams")
+@Suite("Token usage in chat streams", .timeLimit(.minutes(5)))
 struct TokenUsageDecodingTests {
     @Test("the usage chunk of include_usage (choices: []) is read; usage: null and no usage leave it alone")
     func finalChunk() throws {
@@ -57,7 +57,7 @@ struct TokenUsageDecodingTests {
     }
 }
 
-@Suite("Token usage from the chat client")
+@Suite("Token usage from the chat client", .timeLimit(.minutes(5)))
 struct TokenUsageClientTests {
     private func client(_ transport: ScriptedTransport, _ sleeps: SleepLog) -> OpenAIChatClient {
         OpenAIChatClient(

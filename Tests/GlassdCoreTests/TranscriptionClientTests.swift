@@ -12,7 +12,7 @@ func testWAV(_ samples: [Int16]) -> [UInt8] {
         + le32(16000) + le32(32000) + le16(2) + le16(16) + Array("data".utf8) + le32(data.count) + data
 }
 
-@Suite("Transcription client")
+@Suite("Transcription client", .timeLimit(.minutes(5)))
 struct TranscriptionClientTests {
     private let key = "sk-secret-key-123"
     // "\r\n--" in the samples: a body that is not escaped must still frame them.

@@ -4,7 +4,7 @@ import Foundation
 @testable import GlassdDaemon
 import Testing
 
-@Suite("Configuration: [agent]")
+@Suite("Configuration: [agent]", .timeLimit(.minutes(5)))
 struct AgentConfigTests {
     @Test("a full section: the server, graph, websocket, ping, timeout, speech and properties passed through as JSON")
     func full() throws {

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import Testing
 
-@Suite("The agent's speech on this computer", .timeLimit(.minutes(1)))
+@Suite("The agent's speech on this computer", .timeLimit(.minutes(2)))
 struct AgentSpeakerTests {
     @Test("PCM reaches the player in order, started with the rate and channels; a new format starts a new player")
     func playsThroughThePlayer() async throws {
@@ -65,10 +65,34 @@ struct AgentSpeakerTests {
     }
 
     /// A FIFO's bytes until its writer closes it, read on a thread of its own (the read blocks).
-    private static func readToEnd(_ path: String) async -> Data? {
+    private static func readToEnd(_ path: String) async -> Data {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() } ?? Data())
+            Thread.detachNewThread { continuation.resume(returning: readFIFO(path, waitingAtMost: .seconds(60))) }
+        }
+    }
+
+    /// Blocking: the FIFO's bytes until its writer closes it, or what came within `limit` (a bound
+    /// against a hang: the expectation on the bytes then fails).
+    private static func readFIFO(_ path: String, waitingAtMost limit: Duration) -> Data {
+        // Non-blocking open: no wait for a writer here. Poll then waits for one to connect and write
+        // or close (before any writer came it reports nothing, not a hang-up).
+        let fd = open(path, O_RDONLY | O_NONBLOCK)
+        guard fd >= 0 else { return Data() }
+        defer { close(fd) }
+        let deadline = ContinuousClock.now + limit
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let left = (deadline - ContinuousClock.now).components
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return data }
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0 {
+                data.append(contentsOf: buffer[..<n])
+            } else if n == 0 || errno != EAGAIN {
+                return data
             }
         }
     }

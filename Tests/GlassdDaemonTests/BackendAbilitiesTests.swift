@@ -3,7 +3,7 @@
 import Product
 import Testing
 
-@Suite("What the configured servers can do")
+@Suite("What the configured servers can do", .timeLimit(.minutes(5)))
 struct BackendAbilitiesTests {
     private static let embedded = "[assistant]\nbase_url = \"http://127.0.0.1:8000/v1\"\nembedded = true\n"
 

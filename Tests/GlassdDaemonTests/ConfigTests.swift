@@ -3,7 +3,7 @@ import Foundation
 @testable import GlassdDaemon
 import Testing
 
-@Suite("Configuration")
+@Suite("Configuration", .timeLimit(.minutes(5)))
 struct ConfigTests {
     @Test("a full file")
     func full() throws {

@@ -4,7 +4,7 @@ import GlassdCore
 import Storage
 import Testing
 
-@Suite("History search, export and import")
+@Suite("History search, export and import", .timeLimit(.minutes(5)))
 struct HistoryArchiveTests {
     private func directory() -> String {
         NSTemporaryDirectory() + "glassd-archive-\(UUID().uuidString)"

@@ -3,7 +3,7 @@ import Foundation
 @testable import GlassdDaemon
 import Testing
 
-@Suite("Local-only privacy")
+@Suite("Local-only privacy", .timeLimit(.minutes(5)))
 struct PrivacyTests {
     @Test("loopback addresses and localhost are on this machine; other names are not, unless allowed", arguments: [
         ("http://localhost:11434/v1", true), ("http://LOCALHOST/v1", true), ("http://models.localhost:8080/v1", true),

@@ -5,7 +5,7 @@ import GlassdCore
 import Storage
 import Testing
 
-@Suite("SQLite storage")
+@Suite("SQLite storage", .timeLimit(.minutes(5)))
 struct StorageTests {
     private func directory() -> String {
         NSTemporaryDirectory() + "glassd-db-\(UUID().uuidString)"
@@ -77,7 +77,7 @@ struct StorageTests {
     }
 }
 
-@Suite("SQLite migrations of existing databases")
+@Suite("SQLite migrations of existing databases", .timeLimit(.minutes(5)))
 struct MigrationTests {
     @Test("a database from before v3 gets its messages indexed for search, and keeps its conversation")
     func v2ToV3() async throws {

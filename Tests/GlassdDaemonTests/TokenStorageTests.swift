@@ -5,7 +5,7 @@ import GlassdCore
 import Storage
 import Testing
 
-@Suite("SQLite token counts per turn")
+@Suite("SQLite token counts per turn", .timeLimit(.minutes(5)))
 struct TokenStorageTests {
     private func directory() -> String {
         NSTemporaryDirectory() + "glassd-db-\(UUID().uuidString)"

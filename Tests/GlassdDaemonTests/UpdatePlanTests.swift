@@ -6,7 +6,7 @@ import Monocle
 import Testing
 @testable import Updates
 
-@Suite("Update plan, bar and manifest")
+@Suite("Update plan, bar and manifest", .timeLimit(.minutes(5)))
 struct UpdatePlanTests {
     static let device = DeviceInfo(
         firmwareVersion: "v23.248.0754", fpgaVersion: "v23.230.0808", battery: 80, runningScripts: nil, storedScripts: nil)

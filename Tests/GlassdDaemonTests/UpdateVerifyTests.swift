@@ -6,7 +6,7 @@ import Monocle
 import Testing
 @testable import Updates
 
-@Suite("What an update checks after the glasses are back, and what it tries again")
+@Suite("What an update checks after the glasses are back, and what it tries again", .timeLimit(.minutes(5)))
 struct UpdateVerifyTests {
     static func info(firmware: String = "v99.001.0001", fpga: String = "v99.002.0002") -> DeviceInfo {
         DeviceInfo(firmwareVersion: firmware, fpgaVersion: fpga, battery: 80, runningScripts: nil, storedScripts: nil)

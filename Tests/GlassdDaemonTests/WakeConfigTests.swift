@@ -3,7 +3,7 @@
 import Testing
 import Wake
 
-@Suite("Configuration: [wake]")
+@Suite("Configuration: [wake]", .timeLimit(.minutes(5)))
 struct WakeConfigTests {
     @Test("off by default, and without a phrase")
     func off() throws {

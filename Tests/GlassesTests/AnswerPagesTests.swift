@@ -3,7 +3,7 @@ import GlassdCore
 import Glasses
 import Testing
 
-@Suite("Typed answers laid out in pages for the display")
+@Suite("Typed answers laid out in pages for the display", .timeLimit(.minutes(5)))
 struct AnswerPagesTests {
     let monocle = AnswerLayout.monocle
 

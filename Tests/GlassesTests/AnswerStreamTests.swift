@@ -4,7 +4,7 @@ import GlassdCore
 import Synchronization
 import Testing
 
-@Suite("Answer stream to the glasses")
+@Suite("Answer stream to the glasses", .timeLimit(.minutes(5)))
 struct AnswerStreamTests {
     /// A link whose writes are recorded; with `held`, each write waits until the test lets it go.
     final class Link: Sendable {
@@ -106,7 +106,7 @@ struct AnswerStreamTests {
     }
 }
 
-@Suite("Display text chunks")
+@Suite("Display text chunks", .timeLimit(.minutes(5)))
 struct DisplayTextChunkTests {
     @Test("chunks never split a character's UTF-8 bytes, and break after spaces when they can")
     func utf8() {

@@ -43,7 +43,7 @@ private struct ProfileLink: GlassesLink {
     func channel(_ name: String) -> (any ByteChannel)? { nil }
 }
 
-@Suite("Sessions of several kinds behind one")
+@Suite("Sessions of several kinds behind one", .timeLimit(.minutes(5)))
 struct SessionRouterTests {
     @Test("each link goes to its kind's session, which then speaks and takes the requests; a down follows its up")
     func routing() async throws {

@@ -3,7 +3,7 @@
 import DBusKit
 import Testing
 
-@Suite("BlueZ mirror: appearances and reasons")
+@Suite("BlueZ mirror: appearances and reasons", .timeLimit(.minutes(3)))
 struct BlueZMirrorTests {
     private let device = "/org/bluez/hci0/dev_00_00_00_00_00_04"
 

@@ -3,7 +3,7 @@ import Foundation
 import GlassdAPI
 import Testing
 
-@Suite("systemd and D-Bus files")
+@Suite("systemd and D-Bus files", .timeLimit(.minutes(5)))
 struct DeploymentFileTests {
     @Test("systemd-analyze verify prints nothing for glassd.service")
     func verifyUnit() async throws {

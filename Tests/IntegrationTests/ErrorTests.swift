@@ -197,7 +197,7 @@ struct ErrorTests {
     }
 }
 
-@Suite("Local-only privacy at start-up")
+@Suite("Local-only privacy at start-up", .timeLimit(.minutes(3)))
 struct PrivacyStartTests {
     @Test("local_only with a remote URL: glassd does not start (exit 78) and names the URL and the setting; with a loopback one it serves, Privacy local-only")
     func refusesRemote() async throws {

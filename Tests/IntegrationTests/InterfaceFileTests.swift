@@ -5,7 +5,7 @@ import GlassdAPI
 import Testing
 
 /// dbus/org.glassd.Manager1.xml is the contract busctl users read: it must match the live object.
-@Suite("Interface file")
+@Suite("Interface file", .timeLimit(.minutes(5)))
 struct InterfaceFileTests {
     @Test("the XML file matches live introspection and documents every member")
     func matchesLiveIntrospection() async throws {

@@ -6,7 +6,7 @@ import Glibc
 import Testing
 
 /// The socket loop over real SOCK_SEQPACKET socket pairs, standing in for BlueZ's acquired sockets.
-@Suite("Socket loop")
+@Suite("Socket loop", .timeLimit(.minutes(5)))
 struct SocketLoopTests {
     /// A seqpacket pair: (ours, the peer's).
     private func pair() throws -> (Int32, Int32) {
@@ -15,10 +15,38 @@ struct SocketLoopTests {
         return (fds[0], fds[1])
     }
 
+    /// The next packet on `fd`; [] at EOF, or when none comes within 60 s (recorded as a failure:
+    /// a guard against a hang, not a timing assertion).
     private func readPacket(_ fd: Int32) -> [UInt8] {
+        guard readable(fd, waitingMS: 60_000) else {
+            Issue.record("no packet on \(fd) within 60 s")
+            return []
+        }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = read(fd, &buffer, buffer.count)
         return n > 0 ? Array(buffer[..<n]) : []
+    }
+
+    /// Whether `fd` has a packet (or EOF) to read, waiting at most `waitingMS`.
+    private func readable(_ fd: Int32, waitingMS: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let n = poll(&entry, 1, waitingMS)
+            if n >= 0 || errno != EINTR { return n > 0 }
+        }
+    }
+
+    private func isCancellation(_ outcome: Result<Void, any Error>?) -> Bool {
+        guard case .failure(let error)? = outcome else { return false }
+        return error is CancellationError
+    }
+
+    /// Reads every packet already queued on `fd`: how many there were.
+    private func drain(_ fd: Int32) -> Int {
+        var count = 0
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while readable(fd, waitingMS: 0), read(fd, &buffer, buffer.count) > 0 { count += 1 }
+        return count
     }
 
     @Test("notifications arrive as packets; EOF ends the inbox and reports the link lost")
@@ -46,22 +74,65 @@ struct SocketLoopTests {
             name: "test-sockets")
         let packets = Array(repeating: [UInt8](repeating: 0x55, count: 253), count: 2000)
         let upload = Task { try await loop.write(channel: 0, packets: packets) }
+        #expect(readable(serialPeer, waitingMS: 60_000), "the upload began")
         // The data channel's message goes out although the upload is stuck.
         try await loop.write(channel: 1, packets: [Array("res:hi".utf8)])
         #expect(readPacket(dataPeer) == Array("res:hi".utf8))
         upload.cancel()
-        await #expect(throws: CancellationError.self) { try await upload.value }
+        let ended = await result(of: upload, within: .seconds(60))
+        #expect(isCancellation(ended), "the cancelled upload ended with \(String(describing: ended))")
         // After the cancelled upload the serial channel still works: drain what was sent, then a new write arrives whole.
-        var flags = fcntl(serialPeer, F_GETFL)
-        flags |= O_NONBLOCK
-        _ = fcntl(serialPeer, F_SETFL, flags)
-        while readPacket(serialPeer).count == 253 {}
+        #expect(drain(serialPeer) < packets.count)
         try await loop.write(channel: 0, packets: [[0x03]])
-        _ = fcntl(serialPeer, F_SETFL, flags & ~O_NONBLOCK)
         #expect(readPacket(serialPeer) == [0x03])
         loop.close()
         await #expect(throws: ChannelError.closed) { try await loop.write(channel: 1, packets: [[1]]) }
         close(serialPeer)
         close(dataPeer)
+    }
+
+    @Test("a write from a task cancelled before it writes is refused: CancellationError, nothing sent", arguments: [false, true])
+    func cancelledBeforeWrite(stalled: Bool) async throws {
+        let (ours, peer) = try pair()
+        let loop = SocketLoop(channels: [.init(notifyFD: nil, writeFD: ours, inbox: nil)], name: "test-sockets")
+        if stalled {
+            // The peer's buffer full: a write that got in uncancelled would never end.
+            var filler = [UInt8](repeating: 0xAA, count: 200)
+            _ = fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK)
+            while send(ours, &filler, filler.count, Int32(MSG_NOSIGNAL)) > 0 {}
+        }
+        // Many rounds: the loop may take the cancellation before, with or after the write.
+        for round in 0..<200 {
+            let write = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                try await loop.write(channel: 0, packets: [[UInt8(truncatingIfNeeded: round)]])
+            }
+            let outcome = await result(of: write, within: .seconds(60))
+            guard isCancellation(outcome) else {
+                Issue.record("round \(round): the cancelled write ended with \(String(describing: outcome))")
+                break
+            }
+        }
+        if !stalled { #expect(!readable(peer, waitingMS: 0), "a cancelled write sent its packet") }
+        loop.close()
+        close(peer)
+    }
+
+    @Test("a loop released without close() ends its thread and releases its sockets")
+    func releasedLoopEnds() async throws {
+        let (ours, peer) = try pair()
+        weak var released: SocketLoop?
+        let exited: OneShotEvent
+        do {
+            let loop = SocketLoop(channels: [.init(notifyFD: nil, writeFD: ours, inbox: nil)], name: "test-sockets")
+            try await loop.write(channel: 0, packets: [[7]])
+            released = loop
+            exited = loop.exited
+        }
+        #expect(released == nil, "something still holds the loop")
+        try await within(.seconds(60), failure: { "the loop's thread did not end" }) { await exited.wait() }
+        #expect(readPacket(peer) == [7])
+        #expect(readable(peer, waitingMS: 0) && readPacket(peer) == [], "our end is closed: the peer reads EOF")
+        close(peer)
     }
 }

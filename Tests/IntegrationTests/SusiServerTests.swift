@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 import GlassdCore
-import HTTPKit
+@testable import HTTPKit
 import Testing
 
 /// glassd's SUSI client over libcurl against the fake SUSI server (Tests/Fixtures/fake_susi.py).
@@ -73,6 +73,37 @@ struct SusiServerTests {
             let (_, body) = try await get(url + "/_requests")
             let asked = (try JSONSerialization.jsonObject(with: Data(body)) as? [[String: String]] ?? []).compactMap { $0["q"] }
             #expect(asked == ["malformed", "empty", "error500", "error500", "slow"])
+        }
+    }
+
+    @Test("a transport nobody holds ends its thread: at once when idle, after its last response when one is still read")
+    func transportLifetime() async throws {
+        weak var idle: CurlHTTPTransport?
+        let idleExited: OneShotEvent
+        do {
+            let transport = CurlHTTPTransport()
+            idle = transport
+            idleExited = transport.exited
+        }
+        #expect(idle == nil, "something still holds the idle transport")
+        try await within(.seconds(60), failure: { "the idle transport's curl thread did not end" }) { await idleExited.wait() }
+
+        try await withFakeSusi { url in
+            weak var released: CurlHTTPTransport?
+            let exited: OneShotEvent
+            let response: HTTPResponse
+            do {
+                let transport = CurlHTTPTransport()
+                released = transport
+                exited = transport.exited
+                response = try await transport.send(HTTPRequest(method: "GET", url: url + "/_requests", timeout: .seconds(10)))
+            }
+            #expect(released == nil, "something still holds the transport")
+            var body: [UInt8] = []
+            for try await chunk in response.body { body += chunk }
+            #expect(response.status == 200)
+            #expect((try? JSONSerialization.jsonObject(with: Data(body))) is [Any], "\(String(decoding: body, as: UTF8.self))")
+            try await within(.seconds(60), failure: { "the curl thread did not end after its last response" }) { await exited.wait() }
         }
     }
 

@@ -201,7 +201,7 @@ extension DBusValue {
 
 /// `glassd --check-wake`: what a user runs on their own recording before glassd listens with a
 /// phrase, and what Scripts/bench-wake measures with.
-@Suite("glassd --check-wake: where a recording says the phrase")
+@Suite("glassd --check-wake: where a recording says the phrase", .timeLimit(.minutes(5)))
 struct WakeCheckTests {
     @Test("speech with the phrase: one wake, after the speech before it; without: none; a file that is no WAV: a clear error")
     func checks() async throws {

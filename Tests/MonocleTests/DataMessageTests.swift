@@ -3,7 +3,7 @@ import Glasses
 import Monocle
 import Testing
 
-@Suite("Data channel codec")
+@Suite("Data channel codec", .timeLimit(.minutes(5)))
 struct DataMessageTests {
     static let all: [DataMessage] = [
         .ready, .audioStart, .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .imageStart, .imageData([0xFF, 0xD8, 0xFF]),
@@ -47,7 +47,7 @@ struct DataMessageTests {
     }
 }
 
-@Suite("Display text")
+@Suite("Display text", .timeLimit(.minutes(5)))
 struct DisplayTextTests {
     @Test("non-ASCII is transliterated for the display font")
     func transliterates() {

@@ -35,7 +35,7 @@ final class FakeFPGAData: ByteChannel {
     }
 }
 
-@Suite("FPGA update, windowed")
+@Suite("FPGA update, windowed", .timeLimit(.minutes(5)))
 struct FPGAStreamTests {
     private func connect(_ flash: FakeFPGAFlash) async throws -> (RawRepl<ContinuousClock>, FakeREPLDevice) {
         let device = FakeREPLDevice { code in

@@ -85,7 +85,7 @@ final class FakeFPGAFlash: Sendable {
     }
 }
 
-@Suite("FPGA update")
+@Suite("FPGA update", .timeLimit(.minutes(5)))
 struct FPGAUpdateTests {
     static func image(_ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) } }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Random and mutated input must never crash the parsers: a deterministic generator, so a
 /// failure repeats.
-@Suite("No crash on any input")
+@Suite("No crash on any input", .timeLimit(.minutes(10)))
 struct FuzzTests {
     private func mutate(_ bytes: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
         var out = bytes

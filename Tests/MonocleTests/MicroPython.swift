@@ -30,8 +30,9 @@ enum MicroPython {
         try runner.write(toFile: directory + "/.runner.py", atomically: true, encoding: .utf8)
         try commands.joined(separator: "\u{1E}").write(toFile: directory + "/.commands", atomically: true, encoding: .utf8)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = [".runner.py", ".commands"]
+        // Under timeout(1): a command that never returns fails the test instead of hanging it.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["--kill-after=5", "120", path, ".runner.py", ".commands"]
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         let out = Pipe()
         let err = Pipe()

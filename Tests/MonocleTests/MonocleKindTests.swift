@@ -4,7 +4,7 @@ import Glasses
 import Monocle
 import Testing
 
-@Suite("Telling glasses apart")
+@Suite("Telling glasses apart", .timeLimit(.minutes(5)))
 struct MonocleKindTests {
     @Test("a Monocle is known by its serial service or its name; nothing else is one")
     func monocle() {

@@ -6,7 +6,7 @@ import Monocle
 import Synchronization
 import Testing
 
-@Suite("Monocle session")
+@Suite("Monocle session", .timeLimit(.minutes(5)))
 struct MonocleSessionTests {
     static let scripts = DeviceScripts(files: [
         .init(name: "glassd_ui.py", contents: Array("x=1\n".utf8)), .init(name: "main.py", contents: Array("run()\n".utf8)),
@@ -195,7 +195,7 @@ struct MonocleSessionTests {
     }
 }
 
-@Suite("Data link pacing")
+@Suite("Data link pacing", .timeLimit(.minutes(5)))
 struct DataLinkTests {
     @Test("no more than 4 messages wait on the device; acks make room; rdy: starts the count over")
     func window() async throws {

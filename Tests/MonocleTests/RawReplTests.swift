@@ -4,7 +4,7 @@ import Monocle
 import Synchronization
 import Testing
 
-@Suite("Raw REPL driver")
+@Suite("Raw REPL driver", .timeLimit(.minutes(5)))
 struct RawReplTests {
     private func settings() -> ReplSettings {
         var s = ReplSettings()

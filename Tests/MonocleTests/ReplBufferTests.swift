@@ -2,7 +2,7 @@
 import Monocle
 import Testing
 
-@Suite("Raw REPL output parsing")
+@Suite("Raw REPL output parsing", .timeLimit(.minutes(5)))
 struct ReplBufferTests {
     /// A reply as the device sends it for `print(device.VERSION)` (monocle-protocol.md §2.2).
     static let versionReply = Array("OKv23.248.0754\r\n\u{04}\u{04}>".utf8)

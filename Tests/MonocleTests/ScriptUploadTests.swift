@@ -4,7 +4,7 @@ import Glasses
 import Monocle
 import Testing
 
-@Suite("Script upload")
+@Suite("Script upload", .timeLimit(.minutes(5)))
 struct ScriptUploadTests {
     /// Every byte value, several times over, in a file that is not Python at all.
     static let allBytes = DeviceScripts.File(name: "blob.bin", contents: (0..<2000).map { UInt8(truncatingIfNeeded: $0 * 7 + $0 / 256) })

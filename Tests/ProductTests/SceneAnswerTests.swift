@@ -2,7 +2,7 @@
 @testable import Product
 import Testing
 
-@Suite("Scene answers")
+@Suite("Scene answers", .timeLimit(.minutes(5)))
 struct SceneAnswerTests {
     @Test("CAUTION with a hazard and a direction, or CLEAR, from the first line; anything else is no answer", arguments: [
         ("CAUTION step ahead", "CAUTION step ahead"), ("caution: open manhole left.", "CAUTION open manhole left"),

@@ -2,7 +2,7 @@
 @testable import Product
 import Testing
 
-@Suite("Questions from the glasses")
+@Suite("Questions from the glasses", .timeLimit(.minutes(5)))
 struct VoiceQueriesTests {
     @Test("a transcript of markers and punctuation only holds no words", arguments: [
         ("", true), ("  ", true), ("[BLANK_AUDIO]", true), (" (silence) ", true), ("[Music] ...", true),

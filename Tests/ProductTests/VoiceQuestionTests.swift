@@ -10,7 +10,7 @@ import Testing
 import TestSupport
 
 /// Spoken questions through the product alone: fake glasses, an in-memory server and stores.
-@Suite("Spoken questions, any glasses", .timeLimit(.minutes(1)))
+@Suite("Spoken questions, any glasses", .timeLimit(.minutes(5)))
 struct VoiceQuestionTests {
     /// The Monocle recording of a spoken question (Tests/AudioTests/Fixtures, 8 kHz signed 8-bit).
     static func speech() throws -> [UInt8] {

@@ -51,7 +51,7 @@ final class WakeReports: WakeReporting {
     }
 }
 
-@Suite("The wake phrase's watch, on glasses in memory", .timeLimit(.minutes(1)))
+@Suite("The wake phrase's watch, on glasses in memory", .timeLimit(.minutes(5)))
 struct WakeWatchTests {
     let glasses = FakeGlasses()
     let spotter = FakeSpotter()

@@ -4,7 +4,7 @@ import Testing
 
 /// The measures on the fixtures, decoded as glassd decodes a camera frame: the default thresholds
 /// fall well between each pair the filter has to tell apart.
-@Suite("Frame measures on the fixture JPEGs")
+@Suite("Frame measures on the fixture JPEGs", .timeLimit(.minutes(10)))
 struct FixtureTests {
     let decoder: JPEGDecoder
 

@@ -9,7 +9,7 @@ private func sharp(rising: Bool) -> GrayImage {
 
 private func flat(_ value: Int) -> GrayImage { GrayImage(width: 64, height: 40) { _, _ in value } }
 
-@Suite("Frame filter")
+@Suite("Frame filter", .timeLimit(.minutes(5)))
 struct FrameFilterTests {
     let a = sharp(rising: true), b = sharp(rising: false)
 

@@ -4,7 +4,7 @@ import GlassdCore
 import Scene
 import Testing
 
-@Suite("JPEG decoder")
+@Suite("JPEG decoder", .timeLimit(.minutes(5)))
 struct JPEGDecoderTests {
     @Test("scaled down to fit the bounds, never up", arguments: [
         (640, 640, 640, 400), (1000, 1000, 640, 400), (639, 640, 560, 350), (320, 400, 320, 200),

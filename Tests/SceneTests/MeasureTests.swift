@@ -3,7 +3,7 @@ import Scene
 import Testing
 
 /// The three measures on small images whose values can be worked out by hand.
-@Suite("Frame measures")
+@Suite("Frame measures", .timeLimit(.minutes(5)))
 struct MeasureTests {
     @Test("mean luminance: the mean of the pixels over 255")
     func luminance() {

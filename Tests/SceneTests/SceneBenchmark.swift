@@ -6,7 +6,8 @@ import Testing
 /// The measurements of Scripts/bench-scene (numbers, not a test: it runs only with
 /// GLASSD_BENCH_SCENE=1, best in release). Each result is one line `bench-scene: {json}` on stdout.
 @Suite(
-    "Scene filter benchmark", .serialized, .enabled(if: ProcessInfo.processInfo.environment["GLASSD_BENCH_SCENE"] == "1"))
+    "Scene filter benchmark", .serialized, .timeLimit(.minutes(20)),
+    .enabled(if: ProcessInfo.processInfo.environment["GLASSD_BENCH_SCENE"] == "1"))
 struct SceneBenchmark {
     private static let rounds = Int(ProcessInfo.processInfo.environment["GLASSD_BENCH_ROUNDS"] ?? "") ?? 1000
 

@@ -4,7 +4,7 @@ import GlassdCore
 import Skills
 import Testing
 
-@Suite("Arithmetic skill")
+@Suite("Arithmetic skill", .timeLimit(.minutes(5)))
 struct ArithmeticSkillTests {
     @Test("calculations answer a number part", arguments: [
         ("what is 17 times 23", 391.0), ("17 x 23", 391), ("17x23", 391), ("what's 12 plus 4", 16),

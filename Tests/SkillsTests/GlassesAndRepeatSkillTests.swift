@@ -4,7 +4,7 @@ import GlassdCore
 import Skills
 import Testing
 
-@Suite("Glasses and repeat skills")
+@Suite("Glasses and repeat skills", .timeLimit(.minutes(5)))
 struct GlassesAndRepeatSkillTests {
     let ready = GlassesState(connected: true, battery: 80, name: "Frame", state: "ready")
     let gone = GlassesState(connected: false, battery: nil, name: nil, state: "disconnected")

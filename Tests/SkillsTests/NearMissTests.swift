@@ -3,7 +3,7 @@ import Foundation
 import Skills
 import Testing
 
-@Suite("Near misses and disabled skills")
+@Suite("Near misses and disabled skills", .timeLimit(.minutes(5)))
 struct NearMissTests {
     @Test("questions that only look like a skill go to the model", arguments: [
         "what time did the train leave yesterday", "how much time do I need to boil an egg", "date ideas for tonight",

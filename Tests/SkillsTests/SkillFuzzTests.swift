@@ -4,7 +4,7 @@ import GlassdCore
 import Skills
 import Testing
 
-@Suite("Skills on any input")
+@Suite("Skills on any input", .timeLimit(.minutes(10)))
 struct SkillFuzzTests {
     static let pieces = [
         "1", "0", "9", "17", "1e400", ".", ",", "-", "+", "*", "/", "^", "(", ")", "%", "°", "√", "×", " ", " ", " ",

@@ -4,7 +4,7 @@ import GlassdCore
 import Skills
 import Testing
 
-@Suite("Time and date skills")
+@Suite("Time and date skills", .timeLimit(.minutes(5)))
 struct TimeAndDateSkillTests {
     @Test("the time is told in the context's zone, on a 24-hour clock", arguments: [
         ("UTC", "It is 14:05."), ("America/New_York", "It is 09:05."), ("Asia/Kolkata", "It is 19:35."),

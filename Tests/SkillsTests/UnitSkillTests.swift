@@ -4,7 +4,7 @@ import GlassdCore
 import Skills
 import Testing
 
-@Suite("Unit skill")
+@Suite("Unit skill", .timeLimit(.minutes(5)))
 struct UnitSkillTests {
     @Test("conversions to four significant digits", arguments: [
         ("convert 5 miles to km", 8.047, "km"), ("5 mi in kilometres", 8.047, "km"),

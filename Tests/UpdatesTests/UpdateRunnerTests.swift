@@ -69,7 +69,7 @@ private final class RecordedProgress: UpdateProgress {
     func progress(_ phase: UpdatePhase, _ fraction: Double) {}
 }
 
-@Suite("The update runner, in memory", .timeLimit(.minutes(1)))
+@Suite("The update runner, in memory", .timeLimit(.minutes(5)))
 struct UpdateRunnerTests {
     private static let image = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
 

@@ -5,7 +5,7 @@ import Wake
 
 /// The spotter on espeak-ng's speech: the phrase wakes it once, other speech does not, and what
 /// a user writes in glassd.conf is checked before anything listens.
-@Suite struct PhraseSpotterTests {
+@Suite(.timeLimit(.minutes(10))) struct PhraseSpotterTests {
     let settings = WakeSettings(phrase: "hey glasses")
 
     /// Fed in 20 ms pieces, as the glasses' and the host's audio arrives; the sample offsets of the wakes.
@@ -93,5 +93,30 @@ import Wake
         #expect(count == 1)
         #expect(seconds == UInt64(phrase.count / PhraseSpotter.sampleRate))
         #expect(thread.decodedSamples == UInt64(phrase.count))
+    }
+
+    @Test func aReleasedThreadFinishes() async throws {
+        weak var released: SpotterThread?
+        let events: AsyncStream<SpotterEvent>
+        do {
+            let thread = try SpotterThread(settings)
+            released = thread
+            events = thread.events
+        }
+        #expect(released == nil, "something still holds the spotter thread")
+        // Its events end when its thread does; 60 s is a guard against a hang, not a timing.
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in events {}
+                return !Task.isCancelled
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+        #expect(ended, "the released spotter's thread did not finish")
     }
 }

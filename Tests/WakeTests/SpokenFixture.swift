@@ -12,8 +12,9 @@ enum SpokenFixture {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("wake-\(UUID().uuidString).wav").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/espeak-ng")
-        process.arguments = ["-v", voice, "-s", String(speed), "-w", path, text]
+        // Under timeout(1): a stuck espeak-ng fails the test instead of hanging it.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["--kill-after=5", "120", "/usr/bin/espeak-ng", "-v", voice, "-s", String(speed), "-w", path, text]
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw Failure(description: "espeak-ng failed on \(text)") }

@@ -4,7 +4,7 @@ import Testing
 import WebSocket
 
 /// The client against a real socket: `TestServer` plays the server on 127.0.0.1.
-@Suite struct ConnectionTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionTests {
     typealias Peer = TestServer.Peer
 
     static func text(_ string: String, fin: Bool = true, opcode: WebSocketFrame.Opcode = .text) -> WebSocketFrame {

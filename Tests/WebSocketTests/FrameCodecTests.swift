@@ -3,7 +3,7 @@ import Testing
 import WebSocket
 
 /// The fixtures are RFC 6455 §5.7's examples, byte for byte.
-@Suite struct FrameCodecTests {
+@Suite(.timeLimit(.minutes(5))) struct FrameCodecTests {
     static let rfcKey = MaskingKey(0x37, 0xfa, 0x21, 0x3d)
     static let hello: [UInt8] = Array("Hello".utf8)
     /// §5.7: a single-frame unmasked text message.

@@ -2,7 +2,7 @@
 import Testing
 import WebSocket
 
-@Suite struct HandshakeTests {
+@Suite(.timeLimit(.minutes(5))) struct HandshakeTests {
     /// §1.3's example key and the accept it must produce.
     static let rfcKey = "dGhlIHNhbXBsZSBub25jZQ=="
     static let rfcAccept = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="

@@ -2,7 +2,7 @@
 import Testing
 import WebSocket
 
-@Suite struct MessageAssemblerTests {
+@Suite(.timeLimit(.minutes(5))) struct MessageAssemblerTests {
     @Test func joinsFragmentsAroundControlFrames() throws {
         var assembler = MessageAssembler()
         #expect(try assembler.push(WebSocketFrame(fin: false, opcode: .text, payload: Array("Hel".utf8))) == nil)

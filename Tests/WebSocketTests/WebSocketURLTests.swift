@@ -2,7 +2,7 @@
 import Testing
 import WebSocket
 
-@Suite struct WebSocketURLTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketURLTests {
     @Test func parsesHostPortPathAndQuery() throws {
         let full = try WebSocketURL("ws://example.com:8765/agent/ws?session=1&x=2")
         #expect(full.host == "example.com" && full.port == 8765 && full.resource == "/agent/ws?session=1&x=2")

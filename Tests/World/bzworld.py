@@ -83,6 +83,7 @@ class World:
     rssi_override: dict = {}           # ADDRESS -> RSSI (Test1.SetRSSI)
     fail_connects: dict = {}           # ADDRESS -> Connect() calls left to fail (Test1.FailConnects)
     hold_rssi: bool = False            # RSSI kept until discovery stops (Test1.HoldRSSI)
+    hold_devices: bool = False         # temporary devices kept (Test1.HoldDevices)
     inflight: set = set()              # reply tasks of removed objects (kept alive)
     background: set = set()
 
@@ -333,6 +334,8 @@ def _is_connected(dev) -> bool:
 
 def _expire(dev):
     dev.__dict__.pop("_bzw_expiry", None)
+    if World.hold_devices:
+        return      # kept, with no timer: HoldDevices(false) starts it again
     try:
         adapter = dev.adapter
         if dev.__dict__.get("_bzw_removed") or adapter is None:
@@ -1212,6 +1215,21 @@ class WorldTest(sdbus.DbusInterfaceCommonAsync, interface_name="org.bluezoo.Test
         next scan tick that does not report the device)."""
         World.hold_rssi = bool(hold)
 
+    @sdbus.dbus_method_async(input_signature="b", input_args_names=["hold"],
+                             flags=sdbus.DbusUnprivilegedFlag)
+    async def HoldDevices(self, hold: bool) -> None:
+        """hold: temporary devices stay however long they go unseen (P14 as with TemporaryTimeout
+        0), so a test that needs BlueZ to still show one does not depend on how fast it ran; with
+        false, each of them expires --temporary-timeout s from now."""
+        World.hold_devices = bool(hold)
+        if World.hold_devices:
+            return
+        for adapter in World.mock.adapters.values():
+            for dev in list(adapter.devices.values()):
+                if ("_bzw_expiry" not in dev.__dict__ and not _is_connected(dev)
+                        and not dev.__dict__.get("_bzw_connecting")):
+                    _expiry_restart(dev)
+
     @sdbus.dbus_method_async(input_signature="su", result_signature="u",
                              input_args_names=["address", "count"], result_args_names=["left"],
                              flags=sdbus.DbusUnprivilegedFlag)
@@ -1275,7 +1293,8 @@ def install_patches():
     P12 AcquireWrite/AcquireNotify served by bzworld for any app.
     P13 Powered=false drops the adapter's links and stops its discovery.
     P14 temporary devices (not paired/bonded/trusted) are removed when not
-        connected and not reported by a scan for --temporary-timeout s.
+        connected and not reported by a scan for --temporary-timeout s;
+        never while Test1.HoldDevices(true).
     P15 Device1.RSSI only while a scan reports the device: invalidated (and
         absent) when a tick no longer reports it and when discovery stops;
         with Test1.HoldRSSI(true) only when discovery stops, as in BlueZ.

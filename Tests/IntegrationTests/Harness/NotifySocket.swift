@@ -24,13 +24,15 @@ final class NotifySocket: Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    /// Waits (on a thread of its own: recv blocks) for a datagram containing `token`.
+    /// Waits (on a thread of its own: recv blocks) for a datagram containing `token`; false if
+    /// none came within 60 s (other datagrams, WATCHDOG=1 say, do not extend that).
     func wait(for token: String) async -> Bool {
         let fd = self.fd
         return await withCheckedContinuation { continuation in
             let thread = Thread {
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
+                let deadline = ContinuousClock.now + .seconds(60)
+                while ContinuousClock.now < deadline {
                     let n = recv(fd, &buffer, buffer.count, 0)
                     if n <= 0 { return continuation.resume(returning: false) }
                     let text = String(decoding: buffer[..<n], as: UTF8.self)
@@ -38,6 +40,7 @@ final class NotifySocket: Sendable {
                         return continuation.resume(returning: true)
                     }
                 }
+                continuation.resume(returning: false)
             }
             thread.start()
         }
