@@ -8,64 +8,61 @@ import Testing
 private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
 private let monocle = 2
 private let address = BLEWorld.adapterAddress(monocle)
-private let bootloader = BLEWorld.adapterAddress(monocle + 1)
 private let devicePath = GlassdBus.devicePath(address: address)
 
 /// Updates that lose the link on the way, or glassd itself: each ends in a resumed, verified update.
 @Suite("Updates through link drops and restarts", .timeLimit(.minutes(10)), .serialized, .enabled(if: worldReady, "the Python BLE world is not set up"))
 struct UpdateDropTests {
-    /// Where to drop the link: once the job shows `status` at `percent` or more.
-    struct Point: Sendable, CustomStringConvertible {
-        var status: String
-        var percent: UInt32 = 0
-        /// The bootloader's link (address + 1), else the glasses'.
-        var inBootloader = false
-        var description: String { "\(status)≥\(percent)%" }
+    /// A step of an update where the link drops: the job's `phase` then, and the point of the
+    /// virtual Monocle's own progress in it where it drops the link (VirtualMonocle1.DropLinks).
+    struct Drop: Sendable {
+        var phase: String
+        var point: String
     }
 
-    /// Follows job `path` and drops the link at each point in turn (retrying, on each later
-    /// signal, until the link to drop is up); returns the points dropped and how the job ended.
+    /// Arms `drops` in the virtual Monocle, starts the job and follows it. The device drops the
+    /// link itself at each point, in its own time: a test that dropped it on seeing the job's
+    /// signals would, on a loaded machine, find the device already past the step. Returns the
+    /// job's status as each drop was seen, the points the device dropped at, and how the job ended.
     private func run(
-        _ ble: BLEWorld, _ bus: BusConnection, job start: () async throws -> String, drops points: [Point],
-        at reached: @escaping @Sendable (Point) async throws -> Void = { _ in }
-    ) async throws -> (dropped: [String], success: Bool, message: String) {
+        _ bus: BusConnection, _ vm: VirtualMonocle, job start: () async throws -> String, drops: [Drop]
+    ) async throws -> (phases: [String], seen: [String], points: [String], success: Bool, message: String) {
         let signals = try await bus.subscribe(
             SignalMatch(sender: GlassdBus.name, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
-            SignalMatch(sender: GlassdBus.name, interface: GlassdBus.jobInterface, member: GlassdBus.Job.finished))
+            SignalMatch(sender: GlassdBus.name, interface: GlassdBus.jobInterface, member: GlassdBus.Job.finished),
+            SignalMatch(path: vm.path, interface: VirtualMonocle.interface, member: "LinkDropped"))
+        try await vm.call("DropLinks", [.array(element: "s", drops.map { .string($0.point) })])
         let job = try await start()
-        return try await within(.seconds(400), failure: { "the job did not finish" }) {
+        let (phases, seen, success, message) = try await within(.seconds(400), failure: { "the job did not finish" }) {
             var status = ""
             var percent: UInt32 = 0
-            var next = 0
-            var dropped: [String] = []
-            var armed = false
+            var phases: [String] = []
+            var seen: [String] = []
             for await event in signals {
                 guard case .signal(let signal) = event else { continue }
+                if signal.member == "LinkDropped" {
+                    // Each point lies round trips with the device after glassd announced its step.
+                    phases.append(status)
+                    seen.append("\(signal.arguments.first?.string ?? "?") at \(status) \(percent)%")
+                    continue
+                }
                 if signal.path == job, signal.member == GlassdBus.Job.finished {
                     guard case .bool(let success)? = signal.arguments.first else { continue }
-                    return (dropped, success, signal.arguments.dropFirst().first?.string ?? "")
+                    return (phases, seen, success, signal.arguments.dropFirst().first?.string ?? "")
                 }
                 if signal.path == job, let changed = signal.arguments.dropFirst().first?.stringKeyed {
                     if let s = changed[GlassdBus.Job.status]?.unwrapped.string { status = s }
                     if case .uint32(let p)? = changed[GlassdBus.Job.percentage]?.unwrapped { percent = p }
                 }
-                guard next < points.count else { continue }
-                let point = points[next]
-                if !armed, status == point.status, percent >= point.percent {
-                    armed = true
-                    try await reached(point)
-                }
-                guard armed else { continue }
-                let target = point.inBootloader ? bootloader : address
-                let drop = try await ble.bluez(["call", "org.bluez", "/org/bluezoo", "org.bluezoo.Test1", "DropLink", "s", target])
-                if drop.ok {
-                    dropped.append("\(point) (at \(status) \(percent)%)")
-                    next += 1
-                    armed = false
-                }
             }
-            throw TestFailure("signals ended; dropped \(dropped)")
+            throw TestFailure("signals ended; dropped \(seen)")
         }
+        // Every point reached and dropped at (a drop that found no link would have stayed armed).
+        let record = try await vm.call("LinkDrops").first?.elements
+        let points = record?.first?.elements?.compactMap(\.string) ?? []
+        let left = record?.last?.elements?.compactMap(\.string) ?? []
+        #expect(left.isEmpty, "points never reached: \(left)")
+        return (phases, seen, points, success, message)
     }
 
     private func deviceProperty(_ bus: BusConnection, _ name: String) async throws -> String? {
@@ -77,43 +74,45 @@ struct UpdateDropTests {
         try await BLEWorld.with { ble in
             try await ble.withSession(monocle, chunksMayDrop: true) { bus, vm in
                 try await ble.pairReady(monocle, bus)
-                let package = try await DFUPackages.make(size: 120_000, version: "v99.001.0001", in: ble.world.directory)
-                // The scripts go from the device while it is in its bootloader: the new firmware's
-                // first link uploads them (uploading-scripts), and that link drops too.
-                let scripts = ble.filesystem(monocle) + "/" + DeviceScripts.mainFile
+                let size = 120_000
+                let package = try await DFUPackages.make(size: size, version: "v99.001.0001", in: ble.world.directory)
+                // The new firmware boots without main.py (removed then, not before: a link to the
+                // old one would upload it again), so its links upload the scripts (uploading-scripts).
+                try await vm.call("RemoveOnUpdate", [.array(element: "s", [.string(DeviceScripts.mainFile)])])
+                let firmwareDrops = [
+                    Drop(phase: "entering-dfu", point: "command"),  // update.micropython() runs
+                    Drop(phase: "flashing-firmware", point: "dfu \(size * 18 / 100)"),
+                    Drop(phase: "flashing-firmware", point: "dfu \(size * 48 / 100)"),
+                    Drop(phase: "flashing-firmware", point: "dfu \(size * 79 / 100)"),
+                    Drop(phase: "restarting", point: "command"),  // the new image's first check
+                    Drop(phase: "uploading-scripts", point: "data 4096"),
+                ]
                 let firmware = try await run(
-                    ble, bus, job: { try await startUpdate(bus, [("firmware", .string(package.path))]) },
-                    drops: [
-                        Point(status: "entering-dfu"),
-                        Point(status: "flashing-firmware", percent: 18, inBootloader: true),
-                        Point(status: "flashing-firmware", percent: 48, inBootloader: true),
-                        Point(status: "flashing-firmware", percent: 79, inBootloader: true),
-                        Point(status: "restarting"),
-                        Point(status: "uploading-scripts"),
-                    ]
-                ) { point in
-                    if point.percent == 79 { try FileManager.default.removeItem(atPath: scripts) }
-                }
+                    bus, vm, job: { try await startUpdate(bus, [("firmware", .string(package.path))]) }, drops: firmwareDrops)
                 #expect(firmware.success, "\(firmware.message)")
-                #expect(firmware.dropped.count == 6, "\(firmware.dropped)")
+                #expect(firmware.points == firmwareDrops.map(\.point), "\(firmware.seen)")
+                #expect(firmware.phases == firmwareDrops.map(\.phase), "\(firmware.seen)")
                 #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.firmwareVersion) == "v99.001.0001")
                 let stats = try await vm.stats()
                 #expect(stats["dfu_boots"] == 1)
                 // Resumed, not started over: well under four times the image crossed the link.
-                #expect((stats["dfu_bytes_received"] ?? 0) < 4 * 120_000, "\(stats)")
+                #expect((stats["dfu_bytes_received"] ?? 0) < 4 * Int64(size), "\(stats)")
 
                 let image = ble.world.directory + "/fpga.bin"
-                try Data(FPGAUpdateIntegrationTests.image(version: "v99.002.0002")).write(to: URL(fileURLWithPath: image))
-                let fpga = try await run(
-                    ble, bus, job: { try await startUpdate(bus, [("fpga", .string(image))]) },
-                    drops: [
-                        Point(status: "erasing-fpga"), Point(status: "writing-fpga", percent: 29),
-                        Point(status: "writing-fpga", percent: 71), Point(status: "verifying"),
-                    ])
+                let bytes = FPGAUpdateIntegrationTests.image(version: "v99.002.0002")
+                try Data(bytes).write(to: URL(fileURLWithPath: image))
+                let fpgaDrops = [
+                    Drop(phase: "erasing-fpga", point: "fpga-erase"),
+                    Drop(phase: "writing-fpga", point: "fpga-write \(bytes.count * 29 / 100)"),
+                    Drop(phase: "writing-fpga", point: "fpga-write \(bytes.count * 71 / 100)"),
+                    Drop(phase: "verifying", point: "fpga-read"),
+                ]
+                let fpga = try await run(bus, vm, job: { try await startUpdate(bus, [("fpga", .string(image))]) }, drops: fpgaDrops)
                 #expect(fpga.success, "\(fpga.message)")
-                #expect(fpga.dropped.count == 4, "\(fpga.dropped)")
+                #expect(fpga.points == fpgaDrops.map(\.point), "\(fpga.seen)")
+                #expect(fpga.phases == fpgaDrops.map(\.phase), "\(fpga.seen)")
                 #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.fpgaVersion) == "v99.002.0002")
-                // A drop that landed just as the job ended is reconnected from.
+                // The glasses are back as themselves after the last drop.
                 try await waitForProperty(
                     bus, destination: GlassdBus.name, path: devicePath, interface: GlassdBus.deviceInterface,
                     GlassdBus.DeviceProperty.state, equals: .string("ready"), timeout: .seconds(60))

@@ -658,6 +658,22 @@ def run(w):
     w.stop(holder)
     chars, holder = connect_and_repl(w, addr, n, "(a) reconnect")
 
+    # (a2) DropLinks: the device drops its link itself, at a point of its own progress.
+    r = vm_call(w, n, "DropLinks", "as", 1, "serial 0", check=False)
+    check(r.returncode != 0 and "at least 1" in r.stderr, f"DropLinks refuses a bad point: {r.stderr.strip()}")
+    mon = Monitor(w)
+    vm_call(w, n, "DropLinks", "as", 1, "serial 3")
+    write(w, chars[SERIAL[1]], b"\x03\x03")
+    check(w.get(device, "org.bluez.Device1", "Connected") is True, "(a2) DropLinks serial 3: 2 bytes, still connected")
+    write(w, chars[SERIAL[1]], b"\x03")
+    expect_dropped(w, addr, mon, "(a2) DropLinks serial 3: the third byte", chars)
+    check("DropLink" in [m.get("member") for m in mon.msgs], "(a2) by Test1.DropLink (a lost link)")
+    drops = json.loads(vm_call(w, n, "LinkDrops").stdout)["data"][0]
+    check(drops == [["serial 3"], []], f"(a2) LinkDrops: {drops}")
+    mon.close()
+    w.stop(holder)
+    chars, holder = connect_and_repl(w, addr, n, "(a2) reconnect")
+
     # (b) Disconnect from the central
     mon = Monitor(w)
     w.call(device, "org.bluez.Device1", "Disconnect")

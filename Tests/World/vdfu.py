@@ -370,7 +370,7 @@ class _Char(gatt_objects.GattCharacteristic):
         self.set_notifying(False)
 
     def notify(self, data):
-        if self.gatt_notifying:
+        if self.gatt_notifying and not self.t.m.drops.dropping:
             self.t.m.link.send(OUT, lambda: self._emit(data))    # at once unless timed
 
     def _emit(self, data):
@@ -400,7 +400,8 @@ class _Advertisement(gatt_objects.Advertisement):
 class DfuTarget:
     """The DfuTarg peripheral on adapter `adapter` (hci(N+1)). `monocle` gives call(),
     disconnect_centrals(path), note(), the bus, the boot hook and `link` (linktiming.py: writes
-    and notifications at their connection events when the timing model is on)."""
+    and notifications at their connection events when the timing model is on) and `drops`
+    (linkdrops.py)."""
 
     def __init__(self, monocle, root, adapter, fs, stats, mtu, tx_power, inactivity):
         self.m, self.root, self.adapter = monocle, root, adapter
@@ -436,11 +437,14 @@ class DfuTarget:
             asyncio.get_running_loop().create_task(self.m.leave_dfu(None))
 
     def on_write(self, uuid, value):
+        if self.m.drops.dropping:
+            return      # lost with the link that is going
         self.touch()
         if uuid == DFU_PACKET:
             prn = self.state.packet(value)
             if prn is not None:
                 self.control.notify(prn)
+            self.m.drops.image_held(len(self.state.data))
             return
         resp, boot = self.state.control(value)
         self.m.note({"dfu": value.hex(), "response": resp.hex()})

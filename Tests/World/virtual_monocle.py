@@ -49,6 +49,7 @@ from collections import deque
 from worldloop import run_until_signalled  # beside this file
 import vdfu  # beside this file: the bootloader (DFU target mode)
 import linktiming  # beside this file: the connection's timing (off unless set)
+import linkdrops  # beside this file: drops at points of the device's own progress
 import gatt_objects  # beside this file: what the peripherals export to BlueZ
 from linktiming import IN, OUT
 
@@ -434,8 +435,15 @@ class Firmware:
                    "fpga_erase": "fpga_erases", "fpga_read": "fpga_reads"}.get(name)
             if key:
                 self.stats[key] += 1
+            if name == "command":
+                self.monocle.drops.command()
+            elif name == "fpga_erase":
+                self.monocle.drops.fpga_erased()
+            elif name == "fpga_read":
+                self.monocle.drops.fpga_read()
             elif name.startswith("fpga_write "):
                 self.stats["fpga_bytes_written"] += int(name.split()[1])
+                self.monocle.drops.fpga_written(int(name.split()[1]))
         elif tag == "R":
             self.stats["soft_reboots"] += 1
             mode, _, unread = data.partition(b"\n")
@@ -700,6 +708,33 @@ class Control(ServiceInterface):
         warn(f"link timing: {self.vm_monocle.link.describe()}")
 
     @method()
+    def RemoveOnUpdate(self, names: "as"):
+        """The next new image the bootloader boots finds these files gone (an update that took the
+        scripts with it), so that its first links upload them, whatever the links before did."""
+        if any(not n or "/" in n or n in (".", "..") for n in names):
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "plain file names only")
+        self.vm_monocle.remove_on_update = list(names)
+
+    @method()
+    async def DropLinks(self, points: "as"):
+        """Drops the link at each of `points` in turn, in the device's own time (linkdrops.py);
+        replaces those armed before ([] disarms)."""
+        try:
+            await self.vm_monocle.drops.arm(points)
+        except ValueError as e:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", str(e))
+
+    @method()
+    def LinkDrops(self) -> "(asas)":
+        """The points dropped at so far and those still armed."""
+        drops = self.vm_monocle.drops
+        return [list(drops.done), drops.left()]
+
+    @dbus_signal()
+    def LinkDropped(self, point) -> "s":
+        return point
+
+    @method()
     def LinkLimit(self, payload: "u") -> "d":
         """Bytes/s the model carries one way in packets of `payload` bytes; 0 when it is off."""
         return self.vm_monocle.link.limit(payload, self.vm_monocle.mtu)
@@ -736,6 +771,8 @@ class Monocle:
         self.dfu_adapter = dfu_adapter_of(args.adapter)
         self.dfu = vdfu.DfuTarget(self, ROOT, self.dfu_adapter, args.fs, self.firmware.stats,
                                   args.mtu, args.tx_power, args.dfu_inactivity)
+        self.drops = linkdrops.LinkDrops(self, warn)
+        self.remove_on_update = []    # files the next new image boots without (RemoveOnUpdate)
 
     # --- objects
     def export(self):
@@ -766,6 +803,8 @@ class Monocle:
             self.record.flush()
 
     def on_write(self, key, value: bytes, kind: str):
+        if self.drops.dropping:
+            return      # lost with the link that is going
         self.note({"service": key, "hex": value.hex(), "type": kind})
         if self.echo:
             self.services[key][2].notify(value)
@@ -773,6 +812,7 @@ class Monocle:
             self.firmware.serial_in(value)
         else:
             self.firmware.data_in(value)
+        self.drops.taken_in(key, len(value))
 
     def notifying(self, key):
         return key in self.services and self.services[key][2].gatt_notifying
@@ -782,11 +822,11 @@ class Monocle:
 
     def serial_out(self, data: bytes):
         """REPL stdout: serial TX notifications while they are on, else dropped (as the device)."""
-        if "serial" in self.services:
+        if "serial" in self.services and not self.drops.dropping:
             self.services["serial"][2].notify(data)
 
     def data_out(self, data: bytes):
-        if "data" in self.services:
+        if "data" in self.services and not self.drops.dropping:
             self.note({"service": "data", "hex": data.hex(), "type": "notify"})
             self.services["data"][2].notify(data)
 
@@ -858,6 +898,12 @@ class Monocle:
         if version is not None:
             self.firmware.set_version(version)
             self.firmware.stats["dfu_boots"] += 1
+            for name in self.remove_on_update:
+                try:
+                    os.remove(os.path.join(self.fs, name))
+                except OSError:
+                    pass
+            self.remove_on_update = []
         self.note({"mode": "app", "version": version})
         self.firmware.start()
         self.schedule_register()
