@@ -42,6 +42,14 @@ def parse(texts):
     return points
 
 
+class NoDrops:
+    """For a device without DropLinks (the virtual Frame), whose bootloader (vdfu) asks all the same."""
+    dropping = False
+
+    def image_held(self, size):
+        pass
+
+
 class LinkDrops:
     """`monocle` gives mode, adapter_path, dfu.adapter_path, call() and control."""
 

@@ -32,6 +32,7 @@ from collections import Counter, deque
 
 from worldloop import run_until_signalled  # beside this file
 import gatt_objects  # beside this file
+import linkdrops  # beside this file (vdfu asks whether a drop is under way; never here)
 import linktiming  # beside this file (vdfu needs a link model; it stays off here)
 import vdfu  # beside this file: the bootloader
 from vframe import devices
@@ -342,6 +343,7 @@ class Frame:
         self.send_busy = 0
         self.sent_at = deque()      # times of frame.bluetooth.send notifications (Lua thread)
         self.link = linktiming.LinkTiming()
+        self.drops = linkdrops.NoDrops()
         boot_dir = os.path.join(args.fs, devices.HIDDEN)
         os.makedirs(boot_dir, exist_ok=True)
         self.dfu = Bootloader(self, ROOT, dfu_adapter_of(args.adapter), boot_dir, self.stats,
