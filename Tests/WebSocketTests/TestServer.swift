@@ -87,7 +87,7 @@ final class TestServer: Sendable {
         /// Waits for `fd`; the bound only keeps a broken test from hanging forever.
         static func wait(_ fd: Int32, for events: Int16) throws {
             var entry = pollfd(fd: fd, events: events, revents: 0)
-            guard poll(&entry, 1, 10_000) == 1 else { throw TestServerError(description: "nothing happened for 10 s") }
+            guard poll(&entry, 1, 60_000) == 1 else { throw TestServerError(description: "nothing happened for 60 s") }
         }
 
         func readSome() throws -> [UInt8] {
