@@ -206,8 +206,18 @@ struct TokenGlassesTests {
                 try await ble.world.setTranscript("what is the tallest mountain")
                 let signals = try await bus.signals(
                     SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: GlassdBus.Signal.answered))
-                let frame = try await vm.waitForDisplay(containing: "New conversation", timeout: .seconds(60)) {
+                var frame = try await vm.waitForDisplay(containingAny: ["New conversation", "recording broke off"], timeout: .seconds(60)) {
                     try await vm.call("Tap")
+                }
+                // On a loaded run the virtual Monocle can fall silent past glassd's 10 s and the
+                // recording breaks off (what the glasses say then is VoiceTests'); the wearer taps
+                // again, as told. The question is still past the limit: nothing was kept.
+                if !VirtualMonocle.shows(frame, "New conversation") {
+                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                    try await vm.waitForDisplay(containing: "Tap to speak")
+                    frame = try await vm.waitForDisplay(containing: "New conversation", timeout: .seconds(60)) {
+                        try await vm.call("Tap")
+                    }
                 }
                 #expect(VirtualMonocle.reading(frame).contains("New conversation > what is the tallest mountain"), "\(frame)")
                 try await within(.seconds(60), failure: { "no Answered" }) {

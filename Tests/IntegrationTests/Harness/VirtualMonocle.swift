@@ -48,17 +48,26 @@ struct VirtualMonocle: Sendable {
     func waitForDisplay(containing text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void = {})
         async throws -> String
     {
+        try await waitForDisplay(containingAny: [text], timeout: timeout, after: action)
+    }
+
+    /// As `waitForDisplay(containing:)`, until the display shows any of `texts`.
+    @discardableResult
+    func waitForDisplay(containingAny texts: [String], timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void = {})
+        async throws -> String
+    {
         let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
         try await action()
         let now = try await displayText()
-        if Self.shows(now, text) { return now }
+        if texts.contains(where: { Self.shows(now, $0) }) { return now }
+        let wanted = texts.joined(separator: " or ")
         return try await within(timeout, failure: {
-            "the virtual display did not show \(text) within \(timeout); it shows: \((try? await displayText()) ?? "?")"
+            "the virtual display did not show \(wanted) within \(timeout); it shows: \((try? await displayText()) ?? "?")"
         }) {
             for await frame in frames {
-                if let shown = frame.arguments.first?.string, Self.shows(shown, text) { return shown }
+                if let shown = frame.arguments.first?.string, texts.contains(where: { Self.shows(shown, $0) }) { return shown }
             }
-            throw TestFailure("display signals ended before it showed \(text)")
+            throw TestFailure("display signals ended before it showed \(wanted)")
         }
     }
 }
