@@ -86,6 +86,13 @@ struct SceneModeTests {
                 // Leaving scene mode stops the frames at once: none in two and a half intervals
                 // (an absence takes time to see).
                 #expect(try await world.glassctl(["mode", "assistant"]).ok)
+                // glassctl is another connection: frames glassd signalled before the change may still
+                // wait unread on this one, and a match added now would see them. A call over this
+                // connection orders them: its reply comes after every signal sent before it.
+                let now = try await bus.call(
+                    GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                    [.string(GlassdBus.managerInterface), .string(GlassdBus.Property.mode)])
+                #expect(now.first == .variant(.string("assistant")))
                 let later = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
                 let after = await withTaskGroup(of: Int?.self) { group in
                     group.addTask {
