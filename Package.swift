@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "Frame",
             dependencies: [
-                "Glasses", "GlassdCore", .product(name: "Crypto", package: "swift-crypto"),
+                "Glasses", "GlassdCore", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.embedInCode("App/glassd_app.lua"), .embedInCode("App/main.lua")],
@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "Monocle",
             dependencies: [
-                "Glasses", "GlassdCore", .product(name: "Crypto", package: "swift-crypto"),
+                "Glasses", "GlassdCore", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [
@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "Firmware",
             dependencies: [
-                "GlassdCore", "CZlibCRC", .product(name: "Crypto", package: "swift-crypto"),
+                "GlassdCore", "Glasses", "CZlibCRC", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strict),
@@ -100,13 +100,13 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // Updates of the glasses' firmware (and a Monocle's FPGA), whatever their kind: the images,
-        // the plan, the runner with its retries and resumes. No D-Bus: the link and the job are protocols.
+        // The update engine, whatever the kind: the images, the manifest, the plan, the runner that
+        // drives each kind's component updaters. It names no kind. No D-Bus: the job is a protocol.
         .target(
             name: "Updates",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "Glasses", "Firmware", "Monocle", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"), .product(name: "TOMLKit", package: "TOMLKit"),
+                "GlassdCore", "Glasses", .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict),
 
@@ -219,7 +219,8 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Product", "Updates", "Agent", "Wake",
+                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Firmware", "Product", "Updates",
+                "Agent", "Wake",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

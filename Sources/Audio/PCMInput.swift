@@ -11,8 +11,6 @@ public struct PCMInput: Sendable, Equatable {
         self.bits = bits
     }
 
-    public static let monocle = PCMInput(sampleRate: 8_000, bits: 8)
-
     var supported: Bool { (sampleRate == 8_000 || sampleRate == 16_000) && (bits == 8 || bits == 16) }
 }
 

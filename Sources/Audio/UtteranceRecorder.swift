@@ -23,7 +23,7 @@ public final class UtteranceRecorder {
     private let capacity: Int  // samples kept at most: maximumLength in whole frames
     private var result: Utterance?
 
-    public init(settings: VoiceSettings = VoiceSettings(), input: PCMInput = .monocle) throws(AudioError) {
+    public init(settings: VoiceSettings = VoiceSettings(), input: PCMInput) throws(AudioError) {
         guard input.supported else { throw .unsupportedInput("\(input.sampleRate) Hz \(input.bits)-bit") }
         self.settings = settings
         self.input = input

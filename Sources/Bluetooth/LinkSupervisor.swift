@@ -11,7 +11,7 @@ import Logging
 public actor LinkSupervisor {
     let client: BlueZClient
     let store: any DeviceStore
-    let settings: LinkSettings
+    public nonisolated let settings: LinkSettings
     let logger: Logger
 
     private var paired: (address: BluetoothAddress, name: String)?

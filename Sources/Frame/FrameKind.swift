@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Firmware
 import GlassdCore
 import Glasses
 
@@ -33,11 +34,19 @@ extension GATTProfile {
 extension GlassesKind {
     /// Frame and Halo advertise the Frame service and need a bond (LE Secure Connections, Just
     /// Works); a Halo shows its audio characteristic once connected.
+    /// Their firmware goes through their Nordic DFU bootloader.
     public static let frame = GlassesKind(
-        advertisedService: FrameUUID.service, profile: .frame, bonds: true,
+        names: [.frame, .halo], title: "a Frame", advertisedService: FrameUUID.service, profile: .frame, bonds: true,
+        updaters: [NordicDFUUpdater()],
         makeSession: { FrameSession(clock: ContinuousClock(), logger: $0) }
     ) { sighting in
         guard sighting.serviceUUIDs.contains(FrameUUID.service) else { return nil }
         return sighting.characteristicUUIDs.contains(FrameUUID.haloAudio) ? .halo : .frame
     }
+}
+
+extension GlassesKindName {
+    public static let frame = GlassesKindName("frame")
+    /// A Frame's successor, told apart once connected (its audio characteristic).
+    public static let halo = GlassesKindName("halo")
 }

@@ -158,7 +158,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
 
     static func info(_ found: FrameDeviceInfo) -> DeviceInfo {
         DeviceInfo(
-            firmwareVersion: found.firmwareVersion ?? "", fpgaVersion: "", battery: found.battery,
+            versions: [ComponentName.firmware: found.firmwareVersion ?? ""], battery: found.battery,
             runningScripts: found.runningApp, storedScripts: found.storedApp)
     }
 

@@ -89,6 +89,7 @@ public enum GlassdBus {
         public static let stateReason = "StateReason"
         public static let firmwareVersion = "FirmwareVersion"
         public static let fpgaVersion = "FPGAVersion"
+        public static let components = "Components"
         public static let scriptsVersion = "ScriptsVersion"
         public static let battery = "Battery"
         public static let kind = "Kind"
@@ -111,7 +112,7 @@ public enum GlassdBus {
         deviceInterface: [
             DeviceProperty.address, DeviceProperty.name, DeviceProperty.kind, DeviceProperty.rssi,
             DeviceProperty.connected, DeviceMethod.display, DeviceProperty.state, DeviceProperty.stateReason,
-            DeviceProperty.firmwareVersion, DeviceProperty.fpgaVersion, DeviceProperty.scriptsVersion,
+            DeviceProperty.firmwareVersion, DeviceProperty.fpgaVersion, DeviceProperty.components, DeviceProperty.scriptsVersion,
             DeviceProperty.battery, DeviceProperty.reconnectCount, DeviceProperty.lastSeen,
         ],
         jobInterface: [Job.cancel, Job.status, Job.percentage, Job.error, Job.finished],

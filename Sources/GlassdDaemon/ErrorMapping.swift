@@ -103,5 +103,13 @@ extension ErrorMapping {
 }
 
 extension UpdateRefusal {
-    var busError: BusError { BusError(name: name, message: message) }
+    var busError: BusError {
+        let name =
+            switch reason {
+            case .image: GlassdErrorName.invalidImage
+            case .arguments: GlassdErrorName.invalidArgs
+            case .notFound: GlassdErrorName.notFound
+            }
+        return BusError(name: name, message: message)
+    }
 }

@@ -71,7 +71,7 @@ extension LinkInterface {
             let before = shown.devices[address]
             // Glasses out of sight keep the kind they were last seen as; a Halo stays one after its
             // link (and so the characteristic that tells it from a Frame) is gone.
-            if device.kind == nil || (device.kind == .frame && before?.kind == .halo) { device.kind = before?.kind }
+            if device.kind == nil || supervisor.settings.kinds.isVariant(before?.kind, of: device.kind) { device.kind = before?.kind }
             // Seen again: a new RSSI reading, a connection, or first sight.
             if before == nil || before?.rssi != device.rssi || device.connected {
                 if device.rssi != Int16.min || device.connected { shown.lastSeen[address] = now }
@@ -123,10 +123,19 @@ extension LinkInterface {
             (GlassdBus.DeviceProperty.reconnectCount, .uint32(device.reconnectCount)),
             (GlassdBus.DeviceProperty.lastSeen, .uint64(lastSeen)),
             (GlassdBus.DeviceProperty.firmwareVersion, .string(info?.firmwareVersion ?? "")),
-            (GlassdBus.DeviceProperty.fpgaVersion, .string(info?.fpgaVersion ?? "")),
+            // Named by the contract before components were: a Monocle's FPGA.
+            (GlassdBus.DeviceProperty.fpgaVersion, .string(info?.version(of: "fpga") ?? "")),
+            (GlassdBus.DeviceProperty.components, components(paired ? device.kind : nil, info)),
             (GlassdBus.DeviceProperty.scriptsVersion, .string(info?.runningScripts ?? "")),
             (GlassdBus.DeviceProperty.battery, .byte(info?.battery ?? 0)),
         ]
+    }
+
+    /// The kind's updatable components and the versions read of them (Device1.Components).
+    private func components(_ kind: GlassesKindName?, _ info: DeviceInfo?) -> DBusValue {
+        let names = kind.flatMap { supervisor.settings.kinds.kind(named: $0) }?.updaters.map(\.component) ?? []
+        let entries = names.map { DBusValue.DictEntry(.string($0), .string(info?.version(of: $0) ?? "")) }
+        return .dict(key: "s", value: "s", entries)
     }
 
     private func deviceSpec(_ values: [(String, DBusValue)], address: BluetoothAddress) -> InterfaceSpec {

@@ -12,14 +12,11 @@ public struct AnswerLayout: Sendable, Equatable {
     public var asciiOnly: Bool
 
     /// At least one column and one line.
-    public init(columns: Int = 26, lines: Int = 7, asciiOnly: Bool = true) {
+    public init(columns: Int, lines: Int, asciiOnly: Bool = true) {
         self.columns = max(1, columns)
         self.lines = max(1, lines)
         self.asciiOnly = asciiOnly
     }
-
-    /// 640x400 with a 24x48 font: 26 columns; 7 of its 8 rows, as Noa uses them.
-    public static let monocle = AnswerLayout()
 
     /// How a cut table cell ends.
     var cutMark: String { asciiOnly ? DisplayText.ascii("\u{2026}") : "\u{2026}" }

@@ -2,10 +2,10 @@
 
 /// What a session reads from the glasses as it checks them.
 public struct DeviceInfo: Sendable, Equatable {
-    /// The firmware version, e.g. "v23.248.0754" (Monocle) or "v25.080.0838" (Frame).
-    public var firmwareVersion: String
-    /// The Monocle's FPGA register 2, e.g. "v23.230.0808"; empty if unreadable or none.
-    public var fpgaVersion: String
+    /// Each component's version (org.glassd.Device1.Components), by the names the kind's
+    /// updaters use: "firmware" for every kind, "fpga" for a Monocle's. A component whose version
+    /// cannot be read is absent.
+    public var versions: [String: String]
     /// 0...100.
     public var battery: UInt8?
     /// The version of glassd's scripts (or app) running on the glasses now, if any.
@@ -13,11 +13,24 @@ public struct DeviceInfo: Sendable, Equatable {
     /// The version of glassd's scripts (or app) stored on the glasses.
     public var storedScripts: String?
 
-    public init(firmwareVersion: String, fpgaVersion: String, battery: UInt8?, runningScripts: String?, storedScripts: String?) {
-        self.firmwareVersion = firmwareVersion
-        self.fpgaVersion = fpgaVersion
+    public init(versions: [String: String], battery: UInt8?, runningScripts: String?, storedScripts: String?) {
+        self.versions = versions.filter { !$0.value.isEmpty }
         self.battery = battery
         self.runningScripts = runningScripts
         self.storedScripts = storedScripts
     }
+
+    /// The firmware's version, e.g. "v23.248.0754"; empty when unread. Every kind has firmware.
+    public var firmwareVersion: String {
+        get { versions[ComponentName.firmware] ?? "" }
+        set { versions[ComponentName.firmware] = newValue.isEmpty ? nil : newValue }
+    }
+
+    /// A component's version; empty when unread or none.
+    public func version(of component: String) -> String { versions[component] ?? "" }
+}
+
+/// The component every kind of glasses has.
+public enum ComponentName {
+    public static let firmware = "firmware"
 }

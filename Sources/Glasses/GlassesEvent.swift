@@ -10,9 +10,6 @@ public struct AudioFormat: Sendable, Equatable, CustomStringConvertible {
         self.bits = bits
     }
 
-    /// The Monocle's microphone: 8 kHz, 8-bit.
-    public static let monocle = AudioFormat(sampleRate: 8_000, bits: 8)
-
     public var description: String { "\(sampleRate) Hz \(bits)-bit" }
 }
 

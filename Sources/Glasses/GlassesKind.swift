@@ -3,8 +3,12 @@ import GlassdCore
 import Logging
 
 /// Which kind of glasses a device is (org.glassd.Device1.Kind; the spelling is the contract).
-public enum GlassesKindName: String, Sendable, CaseIterable {
-    case monocle, frame, halo
+/// Each kind names itself (`GlassesKind.names`); the engine knows none.
+public struct GlassesKindName: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
 }
 
 /// What BlueZ shows of a device: enough to tell which kind of glasses it is.
@@ -22,12 +26,19 @@ public struct Sighting: Sendable, Equatable {
     }
 }
 
-/// A kind of glasses glassd speaks to: how it is found and told apart, what a link opens on it,
-/// whether it must be bonded first, and the session that serves its links (which, as a
-/// `BootloaderEntry`, is its firmware updater too). Each kind's UUIDs live with its protocol
-/// (Monocle, Frame); the link supervisor and the daemon take a list of these and know no device
-/// by themselves.
+/// A kind of glasses glassd speaks to, as a plug-in: how it is found and told apart, what a link
+/// opens on it, whether it must be bonded first, the session that serves its links, and its
+/// components with their updaters. Each kind lives in its own target (Monocle, Frame) and is
+/// registered in one list (the daemon's `glassesKinds`); the link supervisor, the update engine
+/// and the daemon take that list and know no kind by themselves.
 public struct GlassesKind: Sendable {
+    /// The names it gives devices (Device1.Kind), the first its own: a variant told apart once
+    /// connected (a Halo among Frames) comes after it.
+    public var names: [GlassesKindName]
+    /// How a sentence names one: "a Monocle".
+    public var title: String
+    /// Its updatable components, in the order an update installs them.
+    public var updaters: [any ComponentUpdater]
     /// The service the discovery filter asks for.
     public var advertisedService: String
     /// The profile's name (`GATTProfile.name`) the links of this kind carry.
@@ -40,10 +51,14 @@ public struct GlassesKind: Sendable {
     public var makeSession: @Sendable (Logger) -> any GlassesSession
 
     public init(
-        advertisedService: String, profile: GATTProfile, bonds: Bool,
-        makeSession: @escaping @Sendable (Logger) -> any GlassesSession,
+        names: [GlassesKindName], title: String, advertisedService: String, profile: GATTProfile, bonds: Bool,
+        updaters: [any ComponentUpdater], makeSession: @escaping @Sendable (Logger) -> any GlassesSession,
         identify: @escaping @Sendable (Sighting) -> GlassesKindName?
     ) {
+        precondition(!names.isEmpty, "a kind names itself")
+        self.names = names
+        self.title = title
+        self.updaters = updaters
         self.advertisedService = advertisedService.lowercased()
         self.profile = profile
         self.bonds = bonds
@@ -52,7 +67,28 @@ public struct GlassesKind: Sendable {
     }
 }
 
+extension GlassesKind {
+    /// Its own name (manifest.toml's `kind`).
+    public var name: GlassesKindName { names[0] }
+
+    /// The updater of `component`, if this kind has one.
+    public func updater(_ component: String) -> (any ComponentUpdater)? { updaters.first { $0.component == component } }
+
+    /// The updater that finishes a step cut short with the glasses in their bootloader.
+    public var recoveringUpdater: (any ComponentUpdater)? { updaters.first { $0.recovers } }
+}
+
 extension Array where Element == GlassesKind {
+    /// Whether `name` is a variant of the kind whose own name is `base` (a Halo of the Frame kind):
+    /// one told apart once connected, kept when the device is seen again unconnected.
+    public func isVariant(_ name: GlassesKindName?, of base: GlassesKindName?) -> Bool {
+        guard let name, let base, name != base, let kind = kind(named: base) else { return false }
+        return kind.name == base && kind.names.contains(name)
+    }
+
+    /// The kind that gives devices `name`.
+    public func kind(named name: GlassesKindName) -> GlassesKind? { first { $0.names.contains(name) } }
+
     /// The first kind that recognises the device, and what it calls it.
     public func identify(_ sighting: Sighting) -> (kind: GlassesKind, name: GlassesKindName)? {
         for kind in self {

@@ -58,8 +58,6 @@ extension GlassesSession {
         try await display(pages.joined(separator: "\n"))
     }
 
-    public func pageLayout() async -> AnswerLayout { .monocle }
-
     public func setListening(_ on: Bool) async throws {
         if on { throw SessionError.unsupported("These glasses cannot listen for the wake phrase.") }
     }
@@ -72,12 +70,19 @@ extension GlassesSession {
     public func answerFinished() async { await answerFinished(nil) }
 }
 
-/// Glasses whose firmware is updated through their Nordic Secure DFU bootloader (Monocle, Frame).
+/// Glasses that go to their bootloader for a firmware update (Monocle, Frame: Nordic Secure DFU).
 public protocol BootloaderEntry: Sendable {
     /// Sends the idle glasses to their bootloader; the link drops as they reset, and the
     /// bootloader advertises at their address + 1. Throws `SessionError.busy` while a question
     /// is under way, `.notConnected` when they are not ready.
     func enterBootloader() async throws
+    /// Whether the link may come back after `error` from `enterBootloader` (the command may have
+    /// reached the glasses as it went): the kind's own protocol errors.
+    func linkMayReturn(after error: any Error) -> Bool
+}
+
+extension BootloaderEntry {
+    public func linkMayReturn(after error: any Error) -> Bool { false }
 }
 
 /// The link to the paired glasses as an update needs it: supervision paused while the glasses are

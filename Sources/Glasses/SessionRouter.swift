@@ -23,6 +23,8 @@ public actor SessionRouter: GlassesSession {
     /// The session that speaks now (its kind's link came up last): what an update asks for a
     /// kind's own abilities (`BootloaderEntry`).
     public var activeSession: any GlassesSession { sessions[active].session }
+    /// The profile of the session that speaks now: which kind the paired glasses are.
+    public var activeProfile: String { sessions[active].profile }
 
     public var current: SessionStatus {
         get async { await sessions[active].session.current }

@@ -62,8 +62,10 @@ public enum DeviceCommands {
         guard lines.count == 5 else { throw .unexpectedReply("a device check gave \(lines.count) lines") }
         func version(_ s: String) -> String? { s == "-" || s == "?" || s.isEmpty ? nil : s }
         return DeviceInfo(
-            firmwareVersion: lines[0] == "?" ? "" : lines[0],
-            fpgaVersion: lines[1] == "?" ? "" : String(lines[1].unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }),
+            versions: [
+                ComponentName.firmware: lines[0] == "?" ? "" : lines[0],
+                FPGAUpdater.name: lines[1] == "?" ? "" : String(lines[1].unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }),
+            ],
             battery: UInt8(lines[2]).flatMap { $0 <= 100 ? $0 : nil },
             runningScripts: version(lines[3]), storedScripts: version(lines[4]))
     }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Firmware
 import GlassdCore
 import Glasses
 
@@ -35,11 +36,27 @@ extension GATTProfile {
 
 extension GlassesKind {
     /// A Monocle advertises the serial service, or at least its name; it needs no bond.
+    /// Its firmware goes through its Nordic DFU bootloader, its FPGA image over its data channel.
     public static let monocle = GlassesKind(
-        advertisedService: MonocleUUID.serialService, profile: .monocle, bonds: false,
+        names: [.monocle], title: "a Monocle", advertisedService: MonocleUUID.serialService, profile: .monocle, bonds: false,
+        updaters: [NordicDFUUpdater(), FPGAUpdater()],
         makeSession: { MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: $0) }
     ) {
         $0.serviceUUIDs.contains(MonocleUUID.serialService) || $0.name?.lowercased() == "monocle" ? .monocle : nil
     }
 }
 
+
+extension GlassesKindName {
+    public static let monocle = GlassesKindName("monocle")
+}
+
+extension AudioFormat {
+    /// The Monocle's microphone as its scripts send it: 8 kHz, 8-bit.
+    public static let monocle = AudioFormat(sampleRate: 8_000, bits: 8)
+}
+
+extension AnswerLayout {
+    /// 640x400 with a 24x48 font: 26 columns; 7 of its 8 rows, as Noa uses them.
+    public static let monocle = AnswerLayout(columns: 26, lines: 7)
+}

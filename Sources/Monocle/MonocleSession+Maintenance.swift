@@ -57,6 +57,14 @@ extension MonocleSession: BootloaderEntry {
         }
     }
 
+    /// The link may come back after a closed or silent REPL: the command may have reached them.
+    public nonisolated func linkMayReturn(after error: any Error) -> Bool {
+        switch error {
+        case ReplError.closed, ReplError.timeout: true
+        default: false
+        }
+    }
+
     /// Ends a diversion: a borrower still reading sees the end of its channels.
     func endDiversion() {
         diversion?.serial?.finish()

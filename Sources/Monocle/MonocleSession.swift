@@ -331,6 +331,8 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
 
     /// The pages in `pga:` messages (form feeds between them), then `pgs:`: the scripts show the
     /// first and turn the page on each tap, with no round trip.
+    public func pageLayout() -> AnswerLayout { .monocle }
+
     public func showPages(_ pages: [String]) async throws {
         try book.checkReady()
         guard let dataLink else { throw SessionError.notConnected("The glasses are not ready (starting).") }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
 
 /// One bar across an update's phases: each planned phase owns a share of 0...100 by its weight
 /// (roughly its time), and the bar never goes back (a resumed transfer restarts its count).
@@ -15,19 +16,10 @@ public struct ProgressBar: Sendable, Equatable {
             && a.phases.map(\.weight) == b.phases.map(\.weight)
     }
 
-    /// The bar for a plan: weights from the bytes each step moves (a firmware byte over the DFU
-    /// link costs about as much as an FPGA byte; erasing and restarting cost a few seconds).
-    public static func plan(firmwareBytes: Int?, fpgaBytes: Int?) -> ProgressBar {
-        var phases: [(UpdatePhase, Double)] = [(.checking, 1)]
-        if let bytes = firmwareBytes {
-            phases += [(.enteringDFU, 3), (.flashingFirmware, max(1, Double(bytes) / 4096)), (.restarting, 3)]
-        }
-        if let bytes = fpgaBytes {
-            let kib = max(1, Double(bytes) / 4096)
-            phases += [(.erasingFPGA, 5), (.writingFPGA, kib), (.verifying, kib / 10), (.restarting, 3)]
-        }
-        phases.append((.uploadingScripts, 2))
-        return ProgressBar(phases)
+    /// The bar for the images a plan applies: each updater's phases with their weights, between
+    /// checking and the scripts uploaded at the end.
+    public static func plan(_ steps: [[(UpdatePhase, Double)]]) -> ProgressBar {
+        ProgressBar([(.checking, 1)] + steps.flatMap { $0 } + [(.uploadingScripts, 2)])
     }
 
     /// Moves to `fraction` (0...1) of the first planned `phase` at or after the current point,

@@ -6,11 +6,13 @@ import GlassdAPI
 
 struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Update the paired glasses' firmware and FPGA image (and scripts) with one progress bar.",
+        abstract: "Update the paired glasses' components (firmware, a Monocle's FPGA image; and scripts) with one progress bar.",
         discussion: """
             Without files, glassd installs the images pinned in its firmware directory (manifest.toml, \
             see the README). Files given here are passed to glassd as open descriptors, so they may be \
-            anywhere you can read. Exits non-zero if the update fails or is cancelled.
+            anywhere you can read. Each kind of glasses names its components (the paired glasses' \
+            Components property lists them): --image NAME=FILE gives any of them. Exits non-zero if the \
+            update fails or is cancelled.
             """)
 
     @OptionGroup var options: GlobalOptions
@@ -20,6 +22,9 @@ struct Update: AsyncParsableCommand {
 
     @Option(help: "An FPGA image (.bin).")
     var fpga: String?
+
+    @Option(name: .customLong("image"), help: "An image for a component, as Components names it: NAME=FILE (repeatable).")
+    var images: [String] = []
 
     @Flag(help: "Install even if the versions match or the battery is low.")
     var force = false
@@ -51,7 +56,14 @@ struct Update: AsyncParsableCommand {
             var arguments: [DBusValue.DictEntry] = []
             var opened: [Int32] = []
             defer { for fd in opened { close(fd) } }
-            for (key, path) in [("firmware", firmware), ("fpga", fpga)] {
+            var files = [("firmware", firmware), ("fpga", fpga)]
+            for image in images {
+                guard let equals = image.firstIndex(of: "="), equals != image.startIndex else {
+                    throw ValidationError("--image takes NAME=FILE, not \(image).")
+                }
+                files.append((String(image[..<equals]), String(image[image.index(after: equals)...])))
+            }
+            for (key, path) in files {
                 guard let path else { continue }
                 let fd = open(path, O_RDONLY | O_CLOEXEC)
                 guard fd >= 0 else {

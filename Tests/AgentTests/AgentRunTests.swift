@@ -309,7 +309,7 @@ struct AgentRunTests {
         #expect(f.claim.isClaimed)
         // One second of an 8 kHz 8-bit tone, as a Monocle sends it.
         let tone = (0..<8000).map { UInt8(bitPattern: Int8(clamping: Int((sin(Double($0) * 0.3) * 60).rounded()))) }
-        #expect(f.claim.route(.questionStart(photo: false, audio: .monocle)))
+        #expect(f.claim.route(.questionStart(photo: false, audio: AudioFormat(sampleRate: 8_000, bits: 8))))
         for piece in stride(from: 0, to: tone.count, by: 400) {
             #expect(f.claim.route(.audio(Array(tone[piece..<min(piece + 400, tone.count)]))))
         }

@@ -26,7 +26,7 @@ struct AudioUplinkTests {
 
     @Test("40 ms pieces of 640 samples; the messages carry exactly the processed samples")
     func pieces() throws {
-        let uplink = try AudioUplink(input: .monocle, voice: VoiceSettings())
+        let uplink = try AudioUplink(input: PCMInput(sampleRate: 8_000, bits: 8), voice: VoiceSettings())
         #expect(uplink.pieceSamples == 640)
         let audio = tone(seconds: 1.03)
         var sent: [Int16] = []
@@ -61,8 +61,8 @@ struct AudioUplinkTests {
             try AudioUplink(
                 input: PCMInput(sampleRate: 16_000, bits: 16), voice: VoiceSettings(), piece: .milliseconds(20)
             ).pieceSamples == 320)
-        #expect(try AudioUplink(input: .monocle, voice: VoiceSettings(), piece: .milliseconds(5)).pieceSamples == 320)
-        #expect(try AudioUplink(input: .monocle, voice: VoiceSettings(), piece: .seconds(1)).pieceSamples == 1600)
+        #expect(try AudioUplink(input: PCMInput(sampleRate: 8_000, bits: 8), voice: VoiceSettings(), piece: .milliseconds(5)).pieceSamples == 320)
+        #expect(try AudioUplink(input: PCMInput(sampleRate: 8_000, bits: 8), voice: VoiceSettings(), piece: .seconds(1)).pieceSamples == 1600)
         let uplink = try AudioUplink(
             input: PCMInput(sampleRate: 16_000, bits: 16), voice: VoiceSettings(), piece: .milliseconds(100))
         let out = uplink.append([UInt8](repeating: 0, count: 2 * 3200))
@@ -73,7 +73,7 @@ struct AudioUplinkTests {
 
     @Test("the end of speech is reported once")
     func ended() throws {
-        let uplink = try AudioUplink(input: .monocle, voice: VoiceSettings(maximumLength: .milliseconds(500)))
+        let uplink = try AudioUplink(input: PCMInput(sampleRate: 8_000, bits: 8), voice: VoiceSettings(maximumLength: .milliseconds(500)))
         let first = uplink.append(tone(seconds: 0.3))
         #expect(!first.ended)
         let second = uplink.append(tone(seconds: 0.5))

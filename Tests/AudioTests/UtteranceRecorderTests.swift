@@ -14,7 +14,7 @@ struct UtteranceRecorderTests {
     private func record(
         _ bytes: [UInt8], chunk: Int = 244, settings: VoiceSettings = VoiceSettings()
     ) throws -> Run {
-        let recorder = try UtteranceRecorder(settings: settings)
+        let recorder = try UtteranceRecorder(settings: settings, input: PCMInput(sampleRate: 8_000, bits: 8))
         var events: [(UtteranceEvent, Duration)] = []
         var start = 0
         while start < bytes.count {
@@ -122,7 +122,7 @@ struct UtteranceRecorderTests {
     @Test("takeProcessed hands out each processed sample once, the last partial frame after finish")
     func takeProcessed() throws {
         let bytes = try Fixture.bytes("speech-clean")
-        let recorder = try UtteranceRecorder(settings: VoiceSettings(maximumLength: .seconds(60)))
+        let recorder = try UtteranceRecorder(settings: VoiceSettings(maximumLength: .seconds(60)), input: PCMInput(sampleRate: 8_000, bits: 8))
         var taken: [Int16] = []
         var start = 0
         while start < bytes.count {
@@ -138,7 +138,7 @@ struct UtteranceRecorderTests {
         #expect(recorder.takeProcessed().isEmpty)
 
         // Under one frame: nothing until finish() pads and processes it.
-        let short = try UtteranceRecorder(settings: VoiceSettings())
+        let short = try UtteranceRecorder(settings: VoiceSettings(), input: PCMInput(sampleRate: 8_000, bits: 8))
         _ = short.append([UInt8](repeating: 0x10, count: 100))
         #expect(short.takeProcessed().isEmpty)
         let tail = short.finish()
@@ -148,14 +148,14 @@ struct UtteranceRecorderTests {
 
     @Test("empty, odd and huge inputs; nothing after the end or after finish")
     func robustness() throws {
-        let empty = try UtteranceRecorder(settings: VoiceSettings())
+        let empty = try UtteranceRecorder(settings: VoiceSettings(), input: PCMInput(sampleRate: 8_000, bits: 8))
         #expect(empty.append([]) == [])
         let nothing = empty.finish()
         #expect(nothing.samples.isEmpty && nothing.duration == .zero && !nothing.hasSpeech)
         #expect(empty.append([1, 2, 3]) == [])
         #expect(empty.finish() == nothing)
 
-        let odd = try UtteranceRecorder(settings: VoiceSettings())
+        let odd = try UtteranceRecorder(settings: VoiceSettings(), input: PCMInput(sampleRate: 8_000, bits: 8))
         #expect(odd.append([0x7F]) == [])
         #expect(odd.append([0x80, 0x00, 0x7F]) == [])
         #expect(odd.finish().samples.count == 8)
@@ -163,7 +163,7 @@ struct UtteranceRecorderTests {
         // 40 s of random bytes in one chunk: capped at 30 s, whatever the VAD made of it.
         var generator = SystemRandomNumberGenerator()
         let huge = (0..<320_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let recorder = try UtteranceRecorder(settings: VoiceSettings())
+        let recorder = try UtteranceRecorder(settings: VoiceSettings(), input: PCMInput(sampleRate: 8_000, bits: 8))
         let events = recorder.append(huge)
         #expect(events.filter { if case .ended = $0 { true } else { false } }.count == 1)
         #expect(recorder.append(huge) == [])

@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Typed answers laid out in pages for the display", .timeLimit(.minutes(5)))
 struct AnswerPagesTests {
-    let monocle = AnswerLayout.monocle
+    let monocle = AnswerLayout(columns: 26, lines: 7)
 
-    func pages(_ parts: AnswerPart..., layout: AnswerLayout = .monocle) -> [String] {
+    func pages(_ parts: AnswerPart..., layout: AnswerLayout = AnswerLayout(columns: 26, lines: 7)) -> [String] {
         AnswerPages.pages(TypedAnswer(parts), layout: layout)
     }
 
@@ -29,7 +29,7 @@ struct AnswerPagesTests {
         ])
         #expect(pages(.text("Say Supercalifragilisticexpialidocious")) == ["Say Supercalifragilisticex\npialidocious"])
         #expect(pages(.text("Caf\u{E9} \u{2014} 5 \u{20AC}")) == ["Cafe - 5 EUR"])
-        #expect(pages(.text("Caf\u{E9} \u{2014} 5 \u{20AC}"), layout: AnswerLayout(asciiOnly: false)) == ["Caf\u{E9} \u{2014} 5 \u{20AC}"])
+        #expect(pages(.text("Caf\u{E9} \u{2014} 5 \u{20AC}"), layout: AnswerLayout(columns: 26, lines: 7, asciiOnly: false)) == ["Caf\u{E9} \u{2014} 5 \u{20AC}"])
     }
 
     @Test("list: the title, then numbered items with continuation lines aligned after the number")
@@ -113,7 +113,7 @@ struct AnswerPagesTests {
 
     @Test("a wide table: the widest column shrunk, its long cells cut with \"…\", the header repeated on each page")
     func wideTable() {
-        #expect(pages(Self.menu, layout: AnswerLayout(asciiOnly: false)) == [
+        #expect(pages(Self.menu, layout: AnswerLayout(columns: 26, lines: 7, asciiOnly: false)) == [
             """
             Dish   Description   Price
             Soup   Tomato soup … 6.50

@@ -36,6 +36,7 @@ private actor RecordingSession: GlassesSession {
     func stopRecording() async throws {}
     func requestSceneFrame() async throws {}
     func showAlert(_ text: String?) async throws {}
+    func pageLayout() -> AnswerLayout { AnswerLayout(columns: 26, lines: 7) }
 }
 
 private struct ProfileLink: GlassesLink {

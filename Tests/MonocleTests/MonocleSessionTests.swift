@@ -81,7 +81,7 @@ struct MonocleSessionTests {
         #expect(uploads == 2)
         let status = await session.current
         #expect(status.info?.firmwareVersion == "v23.248.0754")
-        #expect(status.info?.fpgaVersion == "v23.230.0808")
+        #expect(status.info?.version(of: "fpga") == "v23.230.0808")
         #expect(status.info?.battery == 77)
         #expect(status.info?.runningScripts == Self.scripts.version)
 

@@ -36,6 +36,7 @@ final class FakeGlasses: GlassesSession {
     func stopRecording() async throws { note { $0.stopRecordings += 1 } }
     func requestSceneFrame() async throws {}
     func showAlert(_ text: String?) async throws { note { $0.alerts.append(text) } }
+    func pageLayout() async -> AnswerLayout { AnswerLayout(columns: 26, lines: 7) }
     func setListening(_ on: Bool) async throws { note { $0.listening.append(on) } }
 
     func startQuestion(heard: String) async throws {

@@ -94,7 +94,7 @@ struct VoiceQuestionTests {
     func silence() async throws {
         let world = World()
         try await world.run {
-            world.ask([UInt8](repeating: 0, count: 16_000), format: .monocle)
+            world.ask([UInt8](repeating: 0, count: 16_000), format: AudioFormat(sampleRate: 8_000, bits: 8))
             let said = await world.events.untilEnded()
             #expect(said == [.failed("\(VoiceFailure.noSpeech)")])
             await world.glasses.wait { $0.finishedAnswers == 1 }
@@ -111,7 +111,7 @@ struct VoiceQuestionTests {
             let said = await world.events.untilEnded()
             #expect(said.count == 1)
             if case .failed(let why) = said.first { #expect(why.contains("44100 Hz 24-bit"), "\(why)") }
-            world.ask(try Self.speech(), format: .monocle)
+            world.ask(try Self.speech(), format: AudioFormat(sampleRate: 8_000, bits: 8))
             let then = await world.events.until { $0.contains { if case .answered = $0 { true } else { false } } }
             #expect(then.last == .answered(question: "what time is it", answer: "It is noon."))
         }
@@ -121,7 +121,7 @@ struct VoiceQuestionTests {
     func silentGlasses() async throws {
         let world = World()
         try await world.run {
-            world.feed.yield(.glasses(.questionStart(photo: false, audio: .monocle)))
+            world.feed.yield(.glasses(.questionStart(photo: false, audio: AudioFormat(sampleRate: 8_000, bits: 8))))
             await world.clock.sleeping()  // the watchdog waits
             // Nothing can wake before the deadline: no event yet.
             world.clock.advance(by: .milliseconds(9_999))

@@ -72,7 +72,7 @@ struct WakeWatchTests {
         glasses.emit(.status(SessionStatus(state: .busy, generation: 1)))
         glasses.emit(.status(SessionStatus(state: .ready, generation: 1)))
         // 100 ms of the Monocle's 8 kHz 8-bit audio: 1,600 samples at 16 kHz, give or take the filter's delay.
-        glasses.emit(.glasses(.listening([UInt8](repeating: 0x10, count: 800), format: .monocle)))
+        glasses.emit(.glasses(.listening([UInt8](repeating: 0x10, count: 800), format: AudioFormat(sampleRate: 8_000, bits: 8))))
         await spotter.wait { [spotter] in spotter.fed.withLock { $0.reduce(0) { $0 + $1.count } } >= 1_500 }
         glasses.emit(.status(SessionStatus(state: .disconnected, generation: 1)))
         glasses.emit(.status(SessionStatus(state: .ready, generation: 2)))
@@ -83,7 +83,7 @@ struct WakeWatchTests {
         let listening = await reports.until { $0.state == .listening }
         #expect(listening.source == "glasses" && listening.phrase == "hey glasses")
 
-        glasses.emit(.glasses(.questionStart(photo: false, audio: .monocle)))
+        glasses.emit(.glasses(.questionStart(photo: false, audio: AudioFormat(sampleRate: 8_000, bits: 8))))
         await spotter.wait { [spotter] in spotter.restarts.withLock { $0 } == 1 }
     }
 
@@ -162,4 +162,5 @@ private final class DeafGlasses: GlassesSession {
     func stopRecording() async throws {}
     func requestSceneFrame() async throws {}
     func showAlert(_ text: String?) async throws {}
+    func pageLayout() async -> AnswerLayout { AnswerLayout(columns: 26, lines: 7) }
 }

@@ -42,7 +42,7 @@ private actor FakeBootloaderLink: BootloaderLink {
         statuses.set(
             SessionStatus(
                 state: .ready,
-                info: DeviceInfo(firmwareVersion: bootsVersion, fpgaVersion: "", battery: 90, runningScripts: "s", storedScripts: "s"),
+                info: DeviceInfo(versions: ["firmware": bootsVersion], battery: 90, runningScripts: "s", storedScripts: "s"),
                 generation: back))
         return value
     }
@@ -78,21 +78,22 @@ struct UpdateRunnerTests {
     {
         var settings = UpdateSettings()
         settings.attempts = 3
-        return UpdateRunner(
-            bootloader: entry, monocle: nil, supervisor: link, statuses: statuses, settings: settings, job: job,
-            logger: Logger(label: "test"), firmwareDone: {})
+        let context = UpdateContext(
+            session: entry, link: link, statuses: statuses, settings: settings, job: job, logger: Logger(label: "test"), recovered: {})
+        return UpdateRunner(updaters: [NordicDFUUpdater()], context: context)
     }
 
     private func images(version: String) throws -> UpdateImages {
-        let file = try TestPackages.package(Self.image)
-        return UpdateImages(firmware: .init(file: file, package: try DFUPackage(bytes: file, pinnedSHA256: nil), version: version))
+        UpdateImages([try NordicDFUUpdater().prepare(try TestPackages.package(Self.image), version: version, pinned: nil)])
     }
+
+    private static let firmware = UpdatePlan(["firmware"])
 
     private static func readyGlasses() -> Watched<SessionStatus> {
         Watched(
             SessionStatus(
                 state: .ready,
-                info: DeviceInfo(firmwareVersion: "v1", fpgaVersion: "", battery: 90, runningScripts: "s", storedScripts: "s"),
+                info: DeviceInfo(versions: ["firmware": "v1"], battery: 90, runningScripts: "s", storedScripts: "s"),
                 generation: 1))
     }
 
@@ -105,7 +106,7 @@ struct UpdateRunnerTests {
         let link = FakeBootloaderLink(bootloader: bootloader, statuses: statuses, bootsVersion: "v2")
         let entry = FakeEntry()
         let job = RecordedProgress()
-        let info = try await runner(link, entry, statuses, job).run(try images(version: "v2"), plan: UpdatePlan(firmware: true, fpga: false))
+        let info = try await runner(link, entry, statuses, job).run(try images(version: "v2"), plan: Self.firmware)
         #expect(info?.firmwareVersion == "v2")
         #expect(entry.entered.withLock { $0 } == 1)
         #expect(await link.connections == 2, "the second connection resumed the transfer")
@@ -115,8 +116,8 @@ struct UpdateRunnerTests {
         #expect(await link.suspended == 2)
         #expect(await link.resumed == 1, "supervision is taken up again")
         let phases = job.phases.withLock { $0 }
-        #expect(phases.first == .enteringDFU)
-        #expect(phases.contains(.flashingFirmware) && phases.last == .restarting, "\(phases)")
+        #expect(phases.first == NordicDFUUpdater.enteringDFU)
+        #expect(phases.contains(NordicDFUUpdater.flashingFirmware) && phases.last == .restarting, "\(phases)")
     }
 
     @Test("a bootloader that takes no connection: the job fails saying the glasses are left in their bootloader, and supervision goes on")
@@ -128,7 +129,7 @@ struct UpdateRunnerTests {
         await #expect(throws: UpdateFailure.self) {
             do {
                 _ = try await runner(link, FakeEntry(), statuses, RecordedProgress())
-                    .run(try images(version: "v2"), plan: UpdatePlan(firmware: true, fpga: false))
+                    .run(try images(version: "v2"), plan: Self.firmware)
             } catch let failure as UpdateFailure {
                 #expect(failure.description.contains("left in their bootloader"), "\(failure)")
                 throw failure
@@ -145,7 +146,7 @@ struct UpdateRunnerTests {
         await #expect(throws: UpdateFailure.self) {
             do {
                 _ = try await runner(link, FakeEntry(), statuses, RecordedProgress())
-                    .run(try images(version: "v2"), plan: UpdatePlan(firmware: true, fpga: false))
+                    .run(try images(version: "v2"), plan: Self.firmware)
             } catch let failure as UpdateFailure {
                 #expect(failure.description == "The glasses run firmware v1 after the update, not v2.")
                 throw failure

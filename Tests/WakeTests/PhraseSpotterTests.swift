@@ -46,7 +46,7 @@ import Wake
             + SpokenFixture.say("please turn left at the next junction and park behind the shop")
             + SpokenFixture.say("the weather forecast promises rain for the whole week") + SpokenFixture.say("hey glasses")
         let narrow = stride(from: 0, to: speech.count, by: 2).map { UInt8(bitPattern: Int8(truncatingIfNeeded: speech[$0] >> 8)) }
-        let converter = try PCMConverter(input: .monocle)
+        let converter = try PCMConverter(input: PCMInput(sampleRate: 8_000, bits: 8))
         var wide: [Int16] = []
         for start in stride(from: 0, to: narrow.count, by: 127) {
             wide += converter.convert(Array(narrow[start..<min(start + 127, narrow.count)]))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdAPI
+import Glasses
 import GlassdCore
 import Synchronization
 import Updates

@@ -13,7 +13,7 @@ enum UpdatePaths {
     static func checked(
         _ options: UpdateOptions, sender: String, firmwareDirectory: String, connection: BusConnection
     ) async throws(BusError) -> UpdateOptions {
-        let paths = [options.firmware, options.fpga].contains { if case .path = $0 { true } else { false } }
+        let paths = options.sources.values.contains { if case .path = $0 { true } else { false } }
         guard paths else { return options }
         let uid: UInt32?
         do {
@@ -26,13 +26,12 @@ enum UpdatePaths {
         }
         if uid == 0 || uid == geteuid() { return options }
         var checked = options
-        checked.firmware = try within(options.firmware, firmwareDirectory)
-        checked.fpga = try within(options.fpga, firmwareDirectory)
+        for (component, source) in options.sources { checked.sources[component] = try within(source, firmwareDirectory) }
         return checked
     }
 
     /// `source` with its path resolved, if that is under `directory`.
-    private static func within(_ source: UpdateImages.Source?, _ directory: String) throws(BusError) -> UpdateImages.Source? {
+    private static func within(_ source: UpdateImages.Source, _ directory: String) throws(BusError) -> UpdateImages.Source {
         guard case .path(let path) = source else { return source }
         guard let real = realPath(path), let base = realPath(directory), real.hasPrefix(base.hasSuffix("/") ? base : base + "/")
         else {

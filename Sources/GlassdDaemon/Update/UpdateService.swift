@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Bluetooth
 import DBusKit
-import Firmware
 import Foundation
 import GlassdAPI
 import GlassdCore
 import Logging
 import Updates
 import Glasses
-import Monocle
 import Storage
 import Synchronization
 
@@ -34,6 +32,8 @@ final class UpdateService: Sendable {
     let connection: BusConnection
     /// The glasses' sessions: the one that served the last link is the paired glasses' kind.
     let sessions: SessionRouter
+    /// Every kind glassd knows, the first the default (as the link supervisor has them).
+    let kinds: [GlassesKind]
     let supervisor: LinkSupervisor
     let statuses: Watched<SessionStatus>
     let history: SQLiteUpdateHistory
@@ -66,6 +66,7 @@ final class UpdateService: Sendable {
         self.connection = connection
         self.sessions = sessions
         self.supervisor = supervisor
+        kinds = supervisor.settings.kinds
         self.statuses = statuses
         self.history = history
         self.policy = policy
@@ -89,7 +90,7 @@ final class UpdateService: Sendable {
 
     private func update(_ call: MethodCall) async throws -> String {
         let options = try await UpdatePaths.checked(
-            try UpdateOptions(call.arguments.first), sender: call.sender, firmwareDirectory: policy.firmwareDirectory,
+            try UpdateOptions(call.arguments.first, components: Self.components(kinds)), sender: call.sender, firmwareDirectory: policy.firmwareDirectory,
             connection: connection)
         guard !isBusy else { throw BusError(name: GlassdErrorName.busy, message: "An update is already running.") }
         guard await supervisor.snapshot().paired != nil else {
@@ -102,14 +103,15 @@ final class UpdateService: Sendable {
             // An earlier update left the glasses in their bootloader: go on with its package
             // (no files needed).
             do {
-                return try await resume(try Self.images(pending)).path
+                return try await resume(try await images(pending)).path
             } catch let refusal as UpdateRefusal {
                 throw refusal.busError
             }
         }
+        let kind = await pairedKind()
         let images: UpdateImages
         do {
-            images = try UpdateImages.load(firmware: options.firmware, fpga: options.fpga, directory: policy.firmwareDirectory)
+            images = try UpdateImages.load(options.sources, directory: policy.firmwareDirectory, kind: kind, kinds: kinds)
         } catch {
             logger.notice("update refused: \(error.message)")
             throw error.busError
@@ -118,10 +120,12 @@ final class UpdateService: Sendable {
             logger.notice("update refused: \(mismatch)")
             throw BusError(name: GlassdErrorName.invalidImage, message: mismatch)
         }
-        if status.state != .ready, images.firmware != nil, supervisor.bootloaderSighted.current {
+        if status.state != .ready, let recovering = kind.recoveringUpdater, images[recovering.component] != nil,
+            supervisor.bootloaderSighted.current
+        {
             // Left in their bootloader by something glassd kept no package of (another tool, a
-            // lost database): the given firmware brings them back, sent as a resumed transfer.
-            logger.notice("the glasses are in their bootloader: sending the given firmware")
+            // lost database): the given image brings them back, sent as a resumed transfer.
+            logger.notice("the glasses are in their bootloader: sending the given \(recovering.label)")
             return try await resume(images).path
         }
         guard status.state == .ready else {
@@ -139,16 +143,28 @@ final class UpdateService: Sendable {
         return try await start(images, plan: plan).path
     }
 
-    /// A job that sends the firmware to glasses in their bootloader, from what it holds.
+    /// A job that sends the image to glasses in their bootloader, from what it holds.
     private func resume(_ images: UpdateImages) async throws -> UpdateJob {
-        try await start(images, plan: UpdatePlan(firmware: true, fpga: false), resuming: true)
+        let recovering = await pairedKind().recoveringUpdater
+        return try await start(images, plan: UpdatePlan(recovering.map { [$0.component] } ?? []), resuming: true)
+    }
+
+    /// The paired glasses' kind: the one whose session served their last link.
+    private func pairedKind() async -> GlassesKind {
+        let profile = await sessions.activeProfile
+        return kinds.first { $0.profile.name == profile } ?? kinds[0]
+    }
+
+    /// Every component of every kind, for Update's options.
+    static func components(_ kinds: [GlassesKind]) -> [String] {
+        var names: [String] = []
+        for updater in kinds.flatMap(\.updaters) where !names.contains(updater.component) { names.append(updater.component) }
+        return names
     }
 
     /// Puts a job on the bus and runs it; `resuming`: the firmware of an update glassd stopped in.
     private func start(_ images: UpdateImages, plan: UpdatePlan, resuming: Bool = false) async throws -> UpdateJob {
-        let bar = ProgressBar.plan(
-            firmwareBytes: plan.firmware ? images.firmware?.package.image.count : nil,
-            fpgaBytes: plan.fpga ? images.fpga?.bytes.count : nil)
+        let bar = UpdateRunner.progressBar(images, plan, updaters: await pairedKind().updaters)
         let job = try jobs.withLock { j throws(BusError) -> UpdateJob in
             guard j.running == nil else { throw BusError(name: GlassdErrorName.busy, message: "An update is already running.") }
             let job = UpdateJob(number: j.next, bar: bar, connection: connection)
@@ -166,50 +182,53 @@ final class UpdateService: Sendable {
         }
         let task = Task { await execute(job, images, plan, resuming: resuming) }
         job.onCancel { task.cancel() }
-        logger.info("update started", metadata: ["job": "\(job.path)", "firmware": "\(plan.firmware)", "fpga": "\(plan.fpga)"])
+        logger.info("update started", metadata: ["job": "\(job.path)", "components": "\(plan.components.joined(separator: ","))"])
         return job
     }
 
     private func execute(_ job: UpdateJob, _ images: UpdateImages, _ plan: UpdatePlan, resuming: Bool) async {
         let device = await supervisor.snapshot().paired?.description ?? ""
         let before = statuses.current.info
+        let kind = await pairedKind()
         let record = try? await history.start(
-            device: device, from: UpdatePlan.versions(before), to: wanted(images, plan, before), at: unixMS())
-        let glasses = await sessions.activeSession
-        let runner = UpdateRunner(
-            bootloader: glasses as? any BootloaderEntry, monocle: glasses as? MonocleSession<ContinuousClock>, supervisor: supervisor, statuses: statuses, settings: settings, job: job, logger: logger
+            device: device, from: UpdatePlan.versions(before, kind: kind), to: wanted(images, plan, before, kind), at: unixMS())
+        let context = UpdateContext(
+            session: await sessions.activeSession, link: supervisor, statuses: statuses, settings: settings, job: job, logger: logger
         ) { [history, logger] in
             do { try await history.dropPackage() } catch { logger.warning("cannot drop the kept firmware package: \(error)") }
         }
+        let runner = UpdateRunner(updaters: kind.updaters, context: context)
+        // The image a step that can leave the glasses in their bootloader sends: kept until they run again.
+        let kept = kind.recoveringUpdater.flatMap { plan.contains($0.component) ? images[$0.component] : nil }
         var after = before
         let result: UpdatePhase
         let message: String
         do {
             try job.enter(.checking)
-            if plan.firmware, let firmware = images.firmware, let record {
+            if let kept, let record {
                 // Before the glasses enter their bootloader: a restarted glassd resumes from it.
-                try await history.keepPackage(id: record, bytes: firmware.file, version: firmware.version)
+                try await history.keepPackage(id: record, bytes: kept.file, version: kept.version)
                 if resuming { try await history.dropPackage(olderThan: record) }
             }
-            if resuming, let firmware = images.firmware {
-                guard let info = try await runner.resumeFirmware(firmware) else {
+            if resuming, let kept {
+                guard let info = try await runner.recover(kept) else {
                     try await history.dropPackage()
                     throw UpdateFailure("The glasses were not in their bootloader: nothing to resume.")
                 }
                 after = info
                 try job.enter(.uploadingScripts)
                 result = .done
-                message = "Resumed and updated: \(UpdatePlan.versions(after))."
+                message = "Resumed and updated: \(UpdatePlan.versions(after, kind: kind))."
             } else if plan.isEmpty {
                 result = .done
-                message = "Already current (\(UpdatePlan.versions(before)))."
+                message = "Already current (\(UpdatePlan.versions(before, kind: kind)))."
             } else {
                 after = try await runner.run(images, plan: plan)
                 try job.enter(.uploadingScripts)
                 result = .done
-                message = "Updated: \(UpdatePlan.versions(after))."
+                message = "Updated: \(UpdatePlan.versions(after, kind: kind))."
             }
-        } catch let error where error is CancellationError || error as? FPGAUpdateError == .cancelled || Task.isCancelled {
+        } catch let error where error is CancellationError || Task.isCancelled {
             result = .cancelled
             message = "Cancelled; the glasses keep the images they had."
         } catch {
@@ -219,7 +238,7 @@ final class UpdateService: Sendable {
         if let record {
             try? await history.finish(
                 id: record, result: result == .done ? .done : result == .cancelled ? .cancelled : .failed,
-                to: UpdatePlan.versions(after ?? statuses.current.info), error: result == .done ? "" : message, at: unixMS())
+                to: UpdatePlan.versions(after ?? statuses.current.info, kind: kind), error: result == .done ? "" : message, at: unixMS())
         }
         logger.log(
             level: result == .done ? .info : .notice, "update \(result.rawValue)", metadata: ["job": "\(job.path)", "message": "\(message)"])
@@ -239,11 +258,10 @@ final class UpdateService: Sendable {
     }
 
     /// The versions the plan brings, as far as they are known before.
-    private func wanted(_ images: UpdateImages, _ plan: UpdatePlan, _ before: DeviceInfo?) -> String {
-        var info = before ?? DeviceInfo(firmwareVersion: "", fpgaVersion: "", battery: nil, runningScripts: nil, storedScripts: nil)
-        if plan.firmware { info.firmwareVersion = images.firmware?.version ?? "new" }
-        if plan.fpga { info.fpgaVersion = images.fpga?.version ?? "new" }
-        return UpdatePlan.versions(info)
+    private func wanted(_ images: UpdateImages, _ plan: UpdatePlan, _ before: DeviceInfo?, _ kind: GlassesKind) -> String {
+        var info = before ?? DeviceInfo(versions: [:], battery: nil, runningScripts: nil, storedScripts: nil)
+        for image in images.ordered where plan.contains(image.component) { info.versions[image.component] = image.version ?? "new" }
+        return UpdatePlan.versions(info, kind: kind)
     }
 
     // MARK: History
@@ -293,13 +311,14 @@ final class UpdateService: Sendable {
         for await sighted in supervisor.bootloaderSighted.values() where sighted && !isBusy {
             guard (try? await history.pendingPackage()) == nil else { continue }
             do {
-                let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory)
-                guard images.firmware != nil else { continue }
+                let kind = await pairedKind()
+                let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory, kinds: kinds, paired: kind)
+                guard let recovering = kind.recoveringUpdater, images[recovering.component] != nil else { continue }
                 if let mismatch = await mismatch(images) {
                     logger.notice("automatic recovery from the bootloader not started: \(mismatch)")
                     continue
                 }
-                logger.notice("automatic update: the glasses are in their bootloader; sending the pinned firmware")
+                logger.notice("automatic update: the glasses are in their bootloader; sending the pinned \(recovering.label)")
                 _ = try await resume(images)
             } catch {
                 logger.notice("automatic recovery from the bootloader not started: \(error)")
@@ -319,7 +338,7 @@ final class UpdateService: Sendable {
                 continue
             }
             do {
-                let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory)
+                let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory, kinds: kinds)
                 logger.info("automatic update: \(reason)")
                 _ = try await start(images, plan: UpdatePlan.make(images, device: info, force: false))
             } catch {
@@ -338,77 +357,41 @@ final class UpdateService: Sendable {
                 return
             }
             logger.notice("resuming the firmware update glassd stopped in", metadata: ["device": "\(pending.device)"])
-            _ = try await resume(try Self.images(pending))
+            _ = try await resume(try await images(pending))
         } catch {
             logger.warning("cannot resume the interrupted update: \(error)")
         }
     }
 
-    /// The kept package of an update that may have left the glasses in their bootloader.
-    private static func images(_ pending: (device: String, bytes: [UInt8], version: String?)) throws(UpdateRefusal) -> UpdateImages {
-        let package = try UpdateImages.package(pending.bytes, pinned: nil)
-        return UpdateImages(firmware: .init(file: pending.bytes, package: package, version: pending.version), fpga: nil)
+    /// The kept image of an update that may have left the glasses in their bootloader.
+    private func images(_ pending: (device: String, bytes: [UInt8], version: String?)) async throws -> UpdateImages {
+        guard let recovering = await pairedKind().recoveringUpdater else {
+            throw UpdateRefusal.image("The paired glasses have no update step to finish.")
+        }
+        return UpdateImages([try recovering.prepare(pending.bytes, version: pending.version, pinned: nil)])
     }
 
     private func requiredMark(_ info: DeviceInfo?) async -> UpdateMark {
-        guard let info, let images = try? UpdateImages.fromManifest(in: policy.firmwareDirectory),
-            await mismatch(images) == nil, let reason = UpdatePlan.outdated(images, device: info)
+        guard let info, let images = try? UpdateImages.fromManifest(in: policy.firmwareDirectory, kinds: kinds),
+            await mismatch(images) == nil, let reason = UpdatePlan.outdated(images, device: info, kind: await pairedKind())
         else { return .none }
         return .required(reason)
     }
 
     /// Why `images` do not suit the paired glasses (their kind is the session that served their
-    /// last link), or nil: a Frame has no FPGA, and pinned images name their kind.
+    /// last link), or nil: each image must be of one of their components, and pinned images name their kind.
     private func mismatch(_ images: UpdateImages) async -> String? {
-        let monocle = await sessions.activeSession is MonocleSession<ContinuousClock>
-        let glasses = monocle ? "a Monocle" : "a Frame"
-        if images.fpga != nil && !monocle { return "An FPGA image is for a Monocle; the paired glasses are \(glasses)." }
-        if let kind = images.kind, (kind == .monocle) != monocle {
-            return "The pinned images are for \(kind == .monocle ? "a Monocle" : "a Frame"); the paired glasses are \(glasses)."
+        let kind = await pairedKind()
+        for image in images.ordered where kind.updater(image.component) == nil {
+            let holders = kinds.filter { $0.updater(image.component) != nil }
+            let label = holders.first?.updater(image.component)?.label ?? image.component
+            return "The \(label) image is for \(holders.map(\.title).joined(separator: " or ")); the paired glasses are \(kind.title)."
+        }
+        if let name = images.kind, !kind.names.contains(name) {
+            return "The pinned images are for \(kinds.kind(named: name)?.title ?? name.rawValue); the paired glasses are \(kind.title)."
         }
         return nil
     }
 
     private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-}
-
-/// Update's a{sv}: `firmware`, `fpga` (s path or h descriptor), `force` (b).
-struct UpdateOptions: Sendable {
-    var firmware: UpdateImages.Source?
-    var fpga: UpdateImages.Source?
-    var force = false
-
-    init(_ value: DBusValue?) throws(BusError) {
-        guard case .dict(_, _, let entries)? = value else { throw BusError.invalidArgs("Update takes a{sv} options.") }
-        var sources: [String: UpdateImages.Source] = [:]
-        // The descriptors are this call's (DBusKit passed copies): read now, all closed in any case.
-        let descriptors = entries.compactMap { entry -> Int32? in
-            switch entry.value {
-            case .unixFD(let fd), .variant(.unixFD(let fd)): fd
-            default: nil
-            }
-        }
-        defer { for fd in descriptors { close(fd) } }
-        for entry in entries {
-            var inner = entry.value
-            if case .variant(let v) = inner { inner = v }
-            switch (entry.key.string, inner) {
-            case ("firmware", .string(let path)), ("fpga", .string(let path)):
-                sources[entry.key.string!] = .path(path)
-            case ("firmware", .unixFD(let fd)), ("fpga", .unixFD(let fd)):
-                do {
-                    sources[entry.key.string!] = .contents(try UpdateImages.read(fd, entry.key.string!))
-                } catch {
-                    throw error.busError
-                }
-            case ("force", .bool(let force)):
-                self.force = force
-            default:
-                throw BusError.invalidArgs(
-                    "Unknown update option \(entry.key.string ?? "?") of type \(inner.signature): use firmware or fpga (s or h) and force (b).")
-            }
-        }
-        firmware = sources["firmware"]
-        fpga = sources["fpga"]
-    }
 }

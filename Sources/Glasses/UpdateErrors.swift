@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+/// Why an update was refused before the glasses were touched, in a sentence; the daemon's error
+/// mapping names it on the bus.
+public struct UpdateRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Reason: Sendable, Equatable {
+        /// An image that is not usable (unreadable, corrupt, not for these glasses).
+        case image
+        /// Options that make no sense.
+        case arguments
+        /// No images to install.
+        case notFound
+    }
+
+    public var reason: Reason
+    public var message: String
+    public var description: String { message }
+
+    public init(_ reason: Reason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    public static func image(_ message: String) -> UpdateRefusal { UpdateRefusal(.image, message) }
+    public static func arguments(_ message: String) -> UpdateRefusal { UpdateRefusal(.arguments, message) }
+}
+
+/// An update step that failed for a reason said in a sentence.
+public struct UpdateFailure: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
