@@ -265,7 +265,8 @@ struct FrameGlassesTests {
                 #expect(refused.stderr.contains("the paired glasses are a Frame"), "\(refused.stderr)")
 
                 let package = try await DFUPackages.make(size: 24_000, version: "v99.001.0001", in: ble.world.directory)
-                let run = try await ble.world.glassctl(["update", "--json", "--firmware", package.path])
+                // By the component's name, as any kind's images are given.
+                let run = try await ble.world.glassctl(["update", "--json", "--image", "firmware=" + package.path])
                 #expect(run.ok, "\(run.stderr)")
                 let lines = jsonObjects(run.stdout)
                 let statuses = lines.compactMap { $0["status"] as? String }

@@ -99,6 +99,9 @@ struct SessionIntegrationTests {
             #expect(try await deviceProperty(bus, "ScriptsVersion") == .string(version))
             #expect(try await deviceProperty(bus, "FirmwareVersion") == .string("v23.248.0754"))
             #expect(try await deviceProperty(bus, "FPGAVersion") == .string("v23.230.0808"))
+            // The Monocle kind's components, as its updaters name them.
+            let components = try await deviceProperty(bus, "Components")?.stringKeyed?.mapValues(\.string)
+            #expect(components == ["firmware": "v23.248.0754", "fpga": "v23.230.0808"])
             #expect(try await deviceProperty(bus, "Battery") == .byte(87))
             #expect(try await deviceProperty(bus, "StateReason") == .string(""))
             // The welcome screen, once, after the upload.
