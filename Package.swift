@@ -145,11 +145,17 @@ let package = Package(
             name: "Storage",
             dependencies: ["GlassdCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
+        // glassd.conf: its shape checked whole at start-up (unknown keys, types, ranges), the
+        // settings each part reads, the API key's sources, the privacy rule. No D-Bus.
+        .target(
+            name: "GlassdConfig",
+            dependencies: ["Agent", "Skills", "Wake", .product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: strict),
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle", "Frame", "Product", "Updates",
-                "Agent", "WebSocket", "Skills", "Wake",
+                "GlassdAPI", "GlassdConfig", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle",
+                "Frame", "Product", "Updates", "Agent", "WebSocket", "Skills", "Wake",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,7 +167,7 @@ let package = Package(
         .executableTarget(
             name: "glassd",
             dependencies: [
-                "GlassdDaemon", "Wake", "Audio",
+                "GlassdDaemon", "GlassdConfig", "Wake", "Audio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -176,7 +182,8 @@ let package = Package(
         // The parsers of outside input under libFuzzer (Scripts/fuzz), or replaying a corpus.
         .target(name: "CFuzzer"),
         .executableTarget(
-            name: "glassd-fuzz", dependencies: ["CFuzzer", "DBusKit", "GlassdCore", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
+            name: "glassd-fuzz",
+            dependencies: ["CFuzzer", "DBusKit", "GlassdCore", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
             swiftSettings: strict),
 
         // What the unit tests share: a clock the test moves.
@@ -219,8 +226,8 @@ let package = Package(
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Firmware", "Product", "Updates",
-                "Agent", "Wake",
+                "GlassdDaemon", "GlassdConfig", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Firmware", "Product",
+                "Updates", "Agent", "Wake",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
 import Foundation
+@testable import GlassdConfig
 @testable import GlassdDaemon
 import Testing
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+@testable import GlassdConfig
 @testable import GlassdDaemon
 import Product
 import Testing
