@@ -18,6 +18,7 @@ enum ErrorMapping {
         case let error as VoiceFailure: busError(error)
         case let error as SessionError: busError(error)
         case let error as AgentError: busError(error)
+        case let error as UpdateRefusal: error.busError
         case is CancellationError: busError(VoiceFailure.cancelled)
         default: BusError.failed("\(error)")
         }
@@ -109,6 +110,10 @@ extension UpdateRefusal {
             case .image: GlassdErrorName.invalidImage
             case .arguments: GlassdErrorName.invalidArgs
             case .notFound: GlassdErrorName.notFound
+            case .busy: GlassdErrorName.busy
+            case .notPaired: GlassdErrorName.notPaired
+            case .notConnected: GlassdErrorName.notConnected
+            case .batteryLow: GlassdErrorName.batteryLow
             }
         return BusError(name: name, message: message)
     }

@@ -10,6 +10,13 @@ public struct UpdateRefusal: Error, Sendable, Equatable, CustomStringConvertible
         case arguments
         /// No images to install.
         case notFound
+        /// An update runs, or the glasses are answering.
+        case busy
+        case notPaired
+        /// The glasses are not connected and idle.
+        case notConnected
+        /// Below the battery an update needs, unless forced.
+        case batteryLow
     }
 
     public var reason: Reason

@@ -90,57 +90,30 @@ final class UpdateService: Sendable {
 
     private func update(_ call: MethodCall) async throws -> String {
         let options = try await UpdatePaths.checked(
-            try UpdateOptions(call.arguments.first, components: Self.components(kinds)), sender: call.sender, firmwareDirectory: policy.firmwareDirectory,
-            connection: connection)
-        guard !isBusy else { throw BusError(name: GlassdErrorName.busy, message: "An update is already running.") }
-        guard await supervisor.snapshot().paired != nil else {
-            throw BusError(name: GlassdErrorName.notPaired, message: "No glasses are paired.")
-        }
-        let status = statuses.current
-        if status.state != .ready, let pending = try? await history.pendingPackage(),
-            pending.device == (await supervisor.snapshot().paired?.description)
-        {
-            // An earlier update left the glasses in their bootloader: go on with its package
-            // (no files needed).
-            do {
-                return try await resume(try await images(pending)).path
-            } catch let refusal as UpdateRefusal {
-                throw refusal.busError
-            }
-        }
-        let kind = await pairedKind()
-        let images: UpdateImages
+            try UpdateOptions(call.arguments.first, components: Self.components(kinds)), sender: call.sender,
+            firmwareDirectory: policy.firmwareDirectory, connection: connection)
         do {
-            images = try UpdateImages.load(options.sources, directory: policy.firmwareDirectory, kind: kind, kinds: kinds)
-        } catch {
-            logger.notice("update refused: \(error.message)")
-            throw error.busError
+            guard !isBusy else { throw UpdateRefusal(.busy, "An update is already running.") }
+            guard let paired = await supervisor.snapshot().paired else { throw UpdateRefusal(.notPaired, "No glasses are paired.") }
+            let pending = try? await history.pendingPackage()
+            let situation = UpdateAdmission.Situation(
+                status: statuses.current, kind: await pairedKind(), kinds: kinds, pendingForThem: pending?.device == paired.description,
+                bootloaderSighted: supervisor.bootloaderSighted.current, minBattery: policy.minBattery)
+            if let pending, UpdateAdmission.beforeImages(situation) == .resumeKept {
+                return try await resume(try await images(pending)).path
+            }
+            let images = try UpdateImages.load(options.sources, directory: policy.firmwareDirectory, kind: situation.kind, kinds: kinds)
+            switch try UpdateAdmission.decide(images, force: options.force, situation) {
+            case .recover, .resumeKept:
+                logger.notice("the glasses are in their bootloader: sending the given image")
+                return try await resume(images).path
+            case .start(let plan):
+                return try await start(images, plan: plan).path
+            }
+        } catch let refusal as UpdateRefusal {
+            logger.notice("update refused: \(refusal.message)")
+            throw refusal.busError
         }
-        if let mismatch = await mismatch(images) {
-            logger.notice("update refused: \(mismatch)")
-            throw BusError(name: GlassdErrorName.invalidImage, message: mismatch)
-        }
-        if status.state != .ready, let recovering = kind.recoveringUpdater, images[recovering.component] != nil,
-            supervisor.bootloaderSighted.current
-        {
-            // Left in their bootloader by something glassd kept no package of (another tool, a
-            // lost database): the given image brings them back, sent as a resumed transfer.
-            logger.notice("the glasses are in their bootloader: sending the given \(recovering.label)")
-            return try await resume(images).path
-        }
-        guard status.state == .ready else {
-            throw BusError(
-                name: status.state == .busy ? GlassdErrorName.busy : GlassdErrorName.notConnected,
-                message: "The glasses must be connected and idle for an update (they are \(status.state.rawValue)).")
-        }
-        let plan = UpdatePlan.make(images, device: status.info, force: options.force)
-        // Nothing to send needs no battery.
-        if !plan.isEmpty, !options.force, let battery = status.info?.battery, battery < policy.minBattery {
-            throw BusError(
-                name: GlassdErrorName.batteryLow,
-                message: "The glasses' battery is at \(battery) %, below \(policy.minBattery) %: charge them first, or force.")
-        }
-        return try await start(images, plan: plan).path
     }
 
     /// A job that sends the image to glasses in their bootloader, from what it holds.
@@ -165,8 +138,8 @@ final class UpdateService: Sendable {
     /// Puts a job on the bus and runs it; `resuming`: the firmware of an update glassd stopped in.
     private func start(_ images: UpdateImages, plan: UpdatePlan, resuming: Bool = false) async throws -> UpdateJob {
         let bar = UpdateRunner.progressBar(images, plan, updaters: await pairedKind().updaters)
-        let job = try jobs.withLock { j throws(BusError) -> UpdateJob in
-            guard j.running == nil else { throw BusError(name: GlassdErrorName.busy, message: "An update is already running.") }
+        let job = try jobs.withLock { j throws(UpdateRefusal) -> UpdateJob in
+            guard j.running == nil else { throw UpdateRefusal(.busy, "An update is already running.") }
             let job = UpdateJob(number: j.next, bar: bar, connection: connection)
             j.next += 1
             j.running = job
@@ -314,7 +287,7 @@ final class UpdateService: Sendable {
                 let kind = await pairedKind()
                 let images = try UpdateImages.fromManifest(in: policy.firmwareDirectory, kinds: kinds, paired: kind)
                 guard let recovering = kind.recoveringUpdater, images[recovering.component] != nil else { continue }
-                if let mismatch = await mismatch(images) {
+                if let mismatch = UpdateAdmission.mismatch(images, kind: kind, kinds: kinds) {
                     logger.notice("automatic recovery from the bootloader not started: \(mismatch)")
                     continue
                 }
@@ -373,24 +346,10 @@ final class UpdateService: Sendable {
 
     private func requiredMark(_ info: DeviceInfo?) async -> UpdateMark {
         guard let info, let images = try? UpdateImages.fromManifest(in: policy.firmwareDirectory, kinds: kinds),
-            await mismatch(images) == nil, let reason = UpdatePlan.outdated(images, device: info, kind: await pairedKind())
+            UpdateAdmission.mismatch(images, kind: await pairedKind(), kinds: kinds) == nil,
+            let reason = UpdatePlan.outdated(images, device: info, kind: await pairedKind())
         else { return .none }
         return .required(reason)
-    }
-
-    /// Why `images` do not suit the paired glasses (their kind is the session that served their
-    /// last link), or nil: each image must be of one of their components, and pinned images name their kind.
-    private func mismatch(_ images: UpdateImages) async -> String? {
-        let kind = await pairedKind()
-        for image in images.ordered where kind.updater(image.component) == nil {
-            let holders = kinds.filter { $0.updater(image.component) != nil }
-            let label = holders.first?.updater(image.component)?.label ?? image.component
-            return "The \(label) image is for \(holders.map(\.title).joined(separator: " or ")); the paired glasses are \(kind.title)."
-        }
-        if let name = images.kind, !kind.names.contains(name) {
-            return "The pinned images are for \(kinds.kind(named: name)?.title ?? name.rawValue); the paired glasses are \(kind.title)."
-        }
-        return nil
     }
 
     private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
