@@ -4,6 +4,7 @@ import DBusKit
 import Firmware
 import Foundation
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Logging
 import Updates
@@ -78,7 +79,7 @@ final class UpdateService: Sendable {
 
     var methods: [InterfaceSpec.Method] {
         [
-            .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { [self] call in
+            GlassdBus.Manager1.Update.method { [self] call in
                 [.objectPath(try await update(call))]
             },
             Self.historyMethod(history, logger: logger),
@@ -250,7 +251,7 @@ final class UpdateService: Sendable {
 
     /// UpdateHistory(limit): also without Bluetooth (what was recorded before).
     static func historyMethod(_ history: SQLiteUpdateHistory, logger: Logger) -> InterfaceSpec.Method {
-        .init(GlassdBus.Method.updateHistory, input: [("limit", "u")], output: [("updates", "a(tssssb)")]) { call in
+        GlassdBus.Manager1.UpdateHistory.method { call in
             try await updateHistory(call, history, logger)
         }
     }
@@ -372,15 +373,15 @@ final class UpdateService: Sendable {
     private func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }
 
-/// Update's a{sv}: `firmware`, `fpga` (s path or h descriptor), `force` (b).
+/// Update's a{sv} (its keys are dbus/org.glassd.Manager1.xml's): `firmware`, `fpga` (s path or
+/// h descriptor), `force` (b).
 struct UpdateOptions: Sendable {
     var firmware: UpdateImages.Source?
     var fpga: UpdateImages.Source?
     var force = false
 
     init(_ value: DBusValue?) throws(BusError) {
-        guard case .dict(_, _, let entries)? = value else { throw BusError.invalidArgs("Update takes a{sv} options.") }
-        var sources: [String: UpdateImages.Source] = [:]
+        guard let value, case .dict(_, _, let entries) = value else { throw BusError.invalidArgs("Update takes a{sv} options.") }
         // The descriptors are this call's (DBusKit passed copies): read now, all closed in any case.
         let descriptors = entries.compactMap { entry -> Int32? in
             switch entry.value {
@@ -389,26 +390,35 @@ struct UpdateOptions: Sendable {
             }
         }
         defer { for fd in descriptors { close(fd) } }
-        for entry in entries {
-            var inner = entry.value
-            if case .variant(let v) = inner { inner = v }
-            switch (entry.key.string, inner) {
-            case ("firmware", .string(let path)), ("fpga", .string(let path)):
-                sources[entry.key.string!] = .path(path)
-            case ("firmware", .unixFD(let fd)), ("fpga", .unixFD(let fd)):
-                do {
-                    sources[entry.key.string!] = .contents(try UpdateImages.read(fd, entry.key.string!))
-                } catch {
-                    throw error.busError
+        let options: GlassdBus.Manager1.UpdateOptions
+        do throws(ContractError) {
+            options = try GlassdBus.Manager1.UpdateOptions(value)
+        } catch {
+            let (key, type) =
+                switch error {
+                case .unknownKey(let key, let type, _): (key, type)
+                case .wrongType(let key, _, let type): (key, type)
+                case .missingArgument(let key): (key, "?")
                 }
-            case ("force", .bool(let force)):
-                self.force = force
-            default:
-                throw BusError.invalidArgs(
-                    "Unknown update option \(entry.key.string ?? "?") of type \(inner.signature): use firmware or fpga (s or h) and force (b).")
-            }
+            throw BusError.invalidArgs(
+                "Unknown update option \(key) of type \(type): use firmware or fpga (s or h) and force (b).")
         }
-        firmware = sources["firmware"]
-        fpga = sources["fpga"]
+        firmware = try Self.source(options.firmware, "firmware")
+        fpga = try Self.source(options.fpga, "fpga")
+        force = options.force ?? false
+    }
+
+    /// An image option: a path, or a descriptor read now.
+    private static func source(_ value: DBusValue?, _ key: String) throws(BusError) -> UpdateImages.Source? {
+        switch value {
+        case .string(let path)?: return .path(path)
+        case .unixFD(let fd)?:
+            do {
+                return .contents(try UpdateImages.read(fd, key))
+            } catch {
+                throw error.busError
+            }
+        default: return nil
+        }
     }
 }
