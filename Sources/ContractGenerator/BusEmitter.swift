@@ -33,6 +33,9 @@ enum BusEmitter {
 
     private static func interfaceSpec(_ interface: Interface) -> String {
         """
+            /// Every method of the interface, for a table that must list them all.
+            public static var methods: [any ContractMethod.Type] { [\(interface.methods.map { "\($0.name).self" }.joined(separator: ", "))] }
+
             /// Every signal of the interface, as exported.
             public static var signals: [InterfaceSpec.Signal] { [\(interface.signals.map { "\($0.name).spec" }.joined(separator: ", "))] }
 

@@ -18,11 +18,7 @@ struct GeneratedTablesTests {
         func methods(_ types: [any ContractMethod.Type]) -> [InterfaceSpec.Method] { types.map { $0.method { _ in [] } } }
         typealias M = GlassdBus.Manager1
         let manager = M.spec(
-            methods: methods([
-                M.Query.self, M.Photo.self, M.AnswerOf.self, M.Update.self, M.UpdateHistory.self, M.History.self,
-                M.SearchHistory.self, M.ExportHistory.self, M.ImportHistory.self, M.ClearHistory.self, M.Pair.self,
-                M.Unpair.self, M.Scan.self, M.StartAgent.self,
-            ]),
+            methods: methods(M.methods),
             properties: [
                 M.PropertySpec.version(""), M.PropertySpec.mode("") { _ in }, M.PropertySpec.backend(""), M.PropertySpec.privacy(""),
                 M.PropertySpec.tokensUsed(0), M.PropertySpec.pairedDevice("/"), M.PropertySpec.state(""),
@@ -30,17 +26,17 @@ struct GeneratedTablesTests {
             ])
         typealias D = GlassdBus.Device1
         let device = D.spec(
-            methods: methods([D.Display.self]),
+            methods: methods(D.methods),
             properties: D.PropertySpec.signatures.keys.sorted().compactMap { name in
                 D.PropertySpec.named(name, Self.sample(D.PropertySpec.signatures[name]!))
             })
         typealias J = GlassdBus.Job1
         let job = J.spec(
-            methods: methods([J.Cancel.self]),
+            methods: methods(J.methods),
             properties: [J.PropertySpec.status(""), J.PropertySpec.percentage(0), J.PropertySpec.error("")])
         typealias A = GlassdBus.AgentSession1
         let agent = A.spec(
-            methods: methods([A.Stop.self]),
+            methods: methods(A.methods),
             properties: [A.PropertySpec.state(""), A.PropertySpec.graph(""), A.PropertySpec.channel(""), A.PropertySpec.error("")])
         return [("Manager1", manager), ("Device1", device), ("Job1", job), ("AgentSession1", agent)]
     }
