@@ -198,6 +198,7 @@ let package = Package(
             path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
+        .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
             dependencies: ["Firmware", "GlassdCore", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],

@@ -28,8 +28,9 @@ final class XMLTree {
         let builder = Builder()
         let parser = XMLParser(data: data)
         parser.delegate = builder
-        guard parser.parse(), let root = builder.root else {
-            throw GeneratorError("\(file): not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "no root element")")
+        // FoundationXML's parser can report success for a document cut short: every element must be closed.
+        guard parser.parse(), let root = builder.root, builder.complete else {
+            throw GeneratorError("\(file): not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "no root element, or one not closed")")
         }
         return root
     }
@@ -37,6 +38,7 @@ final class XMLTree {
     private final class Builder: NSObject, XMLParserDelegate {
         var root: XMLTree?
         private var open: [XMLTree] = []
+        var complete: Bool { open.isEmpty }
 
         func parser(
             _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
