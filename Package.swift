@@ -40,8 +40,17 @@ let package = Package(
         // Not "CZlib": ZIPFoundation already defines a module of that name.
         .systemLibrary(name: "CZlibCRC", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
+        // The D-Bus contract, generated at build time from dbus/org.glassd.*.xml (ContractPlugin
+        // runs ContractGenerator): the XML is its one source.
+        .executableTarget(name: "ContractGenerator", path: "Sources/ContractGenerator", swiftSettings: strict),
+        .plugin(
+            name: "ContractPlugin", capability: .buildTool(), dependencies: ["ContractGenerator"],
+            path: "Sources/ContractPlugin"),
         // Pure: the D-Bus contract's names, shared by daemon and client.
-        .target(name: "GlassdAPI", swiftSettings: strict),
+        .target(name: "GlassdAPI", swiftSettings: strict, plugins: ["ContractPlugin"]),
+        // The contract in DBusKit's terms: each method's arguments and InterfaceSpec.Method, the
+        // signals, the properties' specs, a struct per a{sv}, typed client proxies.
+        .target(name: "GlassdContract", dependencies: ["GlassdAPI", "DBusKit"], swiftSettings: strict, plugins: ["ContractPlugin"]),
         // Pure: assistant engine, OpenAI codec, SSE, context budget. No C, no D-Bus, no curl.
         .target(name: "GlassdCore", swiftSettings: strict),
 
@@ -154,8 +163,8 @@ let package = Package(
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdConfig", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth", "Glasses", "Monocle",
-                "Frame", "Product", "Updates", "Agent", "WebSocket", "Skills", "Wake",
+                "GlassdAPI", "GlassdConfig", "GlassdContract", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth",
+                "Glasses", "Monocle", "Frame", "Product", "Updates", "Agent", "WebSocket", "Skills", "Wake",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -174,7 +183,7 @@ let package = Package(
         .executableTarget(
             name: "glassctl",
             dependencies: [
-                "GlassdAPI", "DBusKit",
+                "GlassdAPI", "GlassdContract", "DBusKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -195,6 +204,8 @@ let package = Package(
             ],
             path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
+        .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
             dependencies: ["Firmware", "GlassdCore", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
@@ -235,7 +246,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "DBusKit", "Bluetooth", "GlassdCore", "Glasses", "Monocle", "Frame",
+                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "GlassdCore", "Glasses", "Monocle", "Frame",
                 "Firmware", "Audio",
                 "HTTPKit",
                 .product(name: "Logging", package: "swift-log"),

@@ -1,123 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// The D-Bus contract's names, in one place for the daemon and its clients (busctl users depend
-/// on the exact spelling; dbus/org.glassd.Manager1.xml documents them).
+/// on the exact spelling). The interfaces and their members are generated from dbus/*.xml
+/// (`GlassdBus.Manager1` and the others, ContractPlugin); here is what the XML does not hold: the
+/// bus name, the object paths, the polkit actions, the error names, and the short spellings.
 public enum GlassdBus {
     public static let name = "org.glassd"
     public static let managerPath = "/org/glassd"
-    public static let managerInterface = "org.glassd.Manager1"
-
-    public static let deviceInterface = "org.glassd.Device1"
-    public static let jobInterface = "org.glassd.Job1"
     public static let jobsPath = "/org/glassd/jobs"
-
-    public enum Job {
-        public static let status = "Status"
-        public static let percentage = "Percentage"
-        public static let error = "Error"
-        public static let finished = "Finished"
-        public static let cancel = "Cancel"
-    }
     public static let devicesPath = "/org/glassd/devices"
-
     /// Agent sessions (a TEN agent talking through the glasses): /org/glassd/agents/N.
-    public static let agentInterface = "org.glassd.AgentSession1"
     public static let agentsPath = "/org/glassd/agents"
-
-    public enum Agent {
-        public static let state = "State"
-        public static let graph = "Graph"
-        public static let channel = "Channel"
-        public static let error = "Error"
-        public static let stop = "Stop"
-        public static let transcript = "Transcript"
-        public static let level = "Level"
-    }
 
     /// The object path of the device with this address ("AA:BB:..." → ".../AA_BB_...").
     public static func devicePath(address: String) -> String {
         devicesPath + "/" + address.split(separator: ":").joined(separator: "_")
     }
 
-    public enum Signal {
-        public static let answerDelta = "AnswerDelta"
-        public static let answered = "Answered"
-        public static let queryFailed = "QueryFailed"
-        public static let transcribed = "Transcribed"
-        public static let sceneFrame = "SceneFrame"
-        public static let alert = "Alert"
-        public static let answerTyped = "AnswerTyped"
-    }
-
-    public enum Method {
-        public static let query = "Query"
-        public static let photo = "Photo"
-        public static let update = "Update"
-        public static let updateHistory = "UpdateHistory"
-        public static let history = "History"
-        public static let searchHistory = "SearchHistory"
-        public static let exportHistory = "ExportHistory"
-        public static let importHistory = "ImportHistory"
-        public static let clearHistory = "ClearHistory"
-        public static let pair = "Pair"
-        public static let unpair = "Unpair"
-        public static let scan = "Scan"
-        public static let startAgent = "StartAgent"
-        public static let answerOf = "AnswerOf"
-    }
-
-    public enum Property {
-        public static let version = "Version"
-        public static let mode = "Mode"
-        public static let backend = "Backend"
-        public static let privacy = "Privacy"
-        public static let tokensUsed = "TokensUsed"
-        public static let pairedDevice = "PairedDevice"
-        public static let state = "State"
-        public static let agents = "Agents"
-        public static let wake = "Wake"
-    }
-
-    public enum DeviceProperty {
-        public static let address = "Address"
-        public static let name = "Name"
-        public static let rssi = "RSSI"
-        public static let connected = "Connected"
-        public static let state = "State"
-        public static let reconnectCount = "ReconnectCount"
-        public static let lastSeen = "LastSeen"
-        public static let stateReason = "StateReason"
-        public static let firmwareVersion = "FirmwareVersion"
-        public static let fpgaVersion = "FPGAVersion"
-        public static let components = "Components"
-        public static let scriptsVersion = "ScriptsVersion"
-        public static let battery = "Battery"
-        public static let kind = "Kind"
-    }
-
-    public enum DeviceMethod {
-        public static let display = "Display"
-    }
-
-    /// Every member of each interface, as dbus/*.xml documents them (a test holds the two
-    /// together, without a bus).
-    public static let members: [String: Set<String>] = [
-        managerInterface: [
-            Method.query, Method.photo, Method.update, Method.updateHistory, Method.history, Method.searchHistory,
-            Method.exportHistory, Method.importHistory, Method.clearHistory, Method.pair, Method.unpair, Method.scan,
-            Method.startAgent, Method.answerOf, Signal.answerTyped, Property.version, Property.mode, Property.backend, Property.privacy, Property.tokensUsed,
-            Property.pairedDevice, Property.state, Property.agents, Property.wake, Signal.answerDelta, Signal.answered, Signal.queryFailed,
-            Signal.transcribed, Signal.sceneFrame, Signal.alert,
-        ],
-        deviceInterface: [
-            DeviceProperty.address, DeviceProperty.name, DeviceProperty.kind, DeviceProperty.rssi,
-            DeviceProperty.connected, DeviceMethod.display, DeviceProperty.state, DeviceProperty.stateReason,
-            DeviceProperty.firmwareVersion, DeviceProperty.fpgaVersion, DeviceProperty.components, DeviceProperty.scriptsVersion,
-            DeviceProperty.battery, DeviceProperty.reconnectCount, DeviceProperty.lastSeen,
-        ],
-        jobInterface: [Job.cancel, Job.status, Job.percentage, Job.error, Job.finished],
-        agentInterface: [Agent.state, Agent.graph, Agent.channel, Agent.error, Agent.stop, Agent.transcript, Agent.level],
-    ]
+    // The short spellings code has always used, for the generated names.
+    public static let managerInterface = Manager1.interface
+    public typealias Method = Manager1.Method
+    public typealias Property = Manager1.Property
+    public typealias Signal = Manager1.Signal
+    public static let deviceInterface = Device1.interface
+    public typealias DeviceProperty = Device1.Property
+    public typealias DeviceMethod = Device1.Method
+    public static let jobInterface = Job1.interface
+    public typealias Job = Job1.Member
+    public static let agentInterface = AgentSession1.interface
+    public typealias Agent = AgentSession1.Member
 
     /// The polkit actions (dbus/org.glassd.policy) and the calls each one covers on the system bus.
     public enum Action {

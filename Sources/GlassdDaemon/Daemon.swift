@@ -7,6 +7,7 @@ import CSystemd
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import HTTPKit
 import Audio
@@ -158,7 +159,7 @@ public enum Daemon {
             privacy: config.privacyName,
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
-                .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { _ in
+                GlassdBus.Manager1.Update.method { _ in
                     throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),

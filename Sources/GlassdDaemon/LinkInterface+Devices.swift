@@ -3,6 +3,7 @@ import Bluetooth
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Logging
 import Glasses
@@ -139,10 +140,9 @@ extension LinkInterface {
     }
 
     private func deviceSpec(_ values: [(String, DBusValue)], address: BluetoothAddress) -> InterfaceSpec {
-        InterfaceSpec(
-            name: GlassdBus.deviceInterface,
+        GlassdBus.Device1.spec(
             methods: [
-                .init(GlassdBus.DeviceMethod.display, input: [("text", "s")]) { [supervisor, session, updateMark] call in
+                GlassdBus.Device1.Display.method { [supervisor, session, updateMark] call in
                     let text = call.arguments.first?.string ?? ""
                     guard updateMark.current != .updating else {
                         throw BusError(name: GlassdErrorName.busy, message: "The glasses are being updated.")
@@ -163,8 +163,6 @@ extension LinkInterface {
                     return []
                 }
             ],
-            properties: values.map { name, value in
-                InterfaceSpec.Property(name, value, change: name == GlassdBus.DeviceProperty.address ? .constant : .emits)
-            })
+            properties: values.compactMap { name, value in GlassdBus.Device1.PropertySpec.named(name, value) })
     }
 }

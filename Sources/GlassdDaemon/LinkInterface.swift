@@ -3,6 +3,7 @@ import Bluetooth
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Glasses
 import Logging
@@ -38,7 +39,7 @@ struct LinkInterface {
     /// Members added to org.glassd.Manager1.
     var methods: [InterfaceSpec.Method] {
         [
-            .init(GlassdBus.Method.pair, input: [("address", "s")], output: [("device", "o")]) { call in
+            GlassdBus.Manager1.Pair.method { call in
                 let address = call.arguments.first?.string ?? ""
                 try refuseWhileUpdating()
                 do throws(LinkError) {
@@ -49,7 +50,7 @@ struct LinkInterface {
                     throw ErrorMapping.busError(error)
                 }
             },
-            .init(GlassdBus.Method.unpair) { _ in
+            GlassdBus.Manager1.Unpair.method { _ in
                 try refuseWhileUpdating()
                 await beforeUnpair.run()
                 do throws(LinkError) {
@@ -60,7 +61,7 @@ struct LinkInterface {
                     throw ErrorMapping.busError(error)
                 }
             },
-            .init(GlassdBus.Method.scan, input: [("seconds", "u")], output: [("devices", "a(ssn)")]) { call in
+            GlassdBus.Manager1.Scan.method { call in
                 do throws(LinkError) {
                     let seen = try await supervisor.scan(seconds: call.arguments.first?.uint32 ?? 0)
                     let rows = seen.map { DBusValue.structure([.string($0.address.description), .string($0.name), .int16(exported($0.rssi))]) }
@@ -84,8 +85,8 @@ struct LinkInterface {
     /// The link properties as they start (and stay, without Bluetooth).
     static var initialProperties: [InterfaceSpec.Property] {
         [
-            .init(GlassdBus.Property.pairedDevice, .objectPath("/")),
-            .init(GlassdBus.Property.state, .string(LinkState.unpaired.rawValue)),
+            GlassdBus.Manager1.PropertySpec.pairedDevice("/"),
+            GlassdBus.Manager1.PropertySpec.state(LinkState.unpaired.rawValue),
         ]
     }
 

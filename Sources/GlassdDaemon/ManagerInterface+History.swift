@@ -2,6 +2,7 @@
 import DBusKit
 import Glibc
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Logging
 import Storage
@@ -10,13 +11,11 @@ import Storage
 extension ManagerInterface {
     var historyMethods: [InterfaceSpec.Method] {
         [
-            .init(GlassdBus.Method.history, input: [("limit", "u")], output: [("messages", "a(xsss)")]) { try await history($0) },
-            .init(GlassdBus.Method.searchHistory, input: [("query", "s"), ("limit", "u")], output: [("messages", "a(xsss)")]) {
-                try await searchHistory($0)
-            },
-            .init(GlassdBus.Method.exportHistory, input: [("fd", "h")]) { try await exportHistory($0) },
-            .init(GlassdBus.Method.importHistory, input: [("fd", "h")], output: [("imported", "u")]) { try await importHistory($0) },
-            .init(GlassdBus.Method.clearHistory) { _ in try await clearHistory() },
+            GlassdBus.Manager1.History.method { try await history($0) },
+            GlassdBus.Manager1.SearchHistory.method { try await searchHistory($0) },
+            GlassdBus.Manager1.ExportHistory.method { try await exportHistory($0) },
+            GlassdBus.Manager1.ImportHistory.method { try await importHistory($0) },
+            GlassdBus.Manager1.ClearHistory.method { _ in try await clearHistory() },
         ]
     }
 

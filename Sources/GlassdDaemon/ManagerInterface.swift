@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Glibc
 import Logging
@@ -42,18 +43,16 @@ struct ManagerInterface {
     var mayShowOnGlasses: @Sendable (String) async -> Bool = { _ in true }
 
     var spec: InterfaceSpec {
-        InterfaceSpec(
-            name: GlassdBus.managerInterface,
+        typealias Manager1 = GlassdBus.Manager1
+        return Manager1.spec(
             methods: [
-                .init(GlassdBus.Method.query, input: [("text", "s")], output: [("answer", "s")]) { try await query($0) },
-                .init(GlassdBus.Method.photo, input: [("query_id", "s")], output: [("fd", "h")]) { try await photo($0) },
-                .init(GlassdBus.Method.answerOf, input: [("query_id", "s")], output: [("kind", "s"), ("answer", "a{sv}")]) {
-                    try await answerOf($0)
-                },
+                Manager1.Query.method { try await query($0) },
+                Manager1.Photo.method { try await photo($0) },
+                Manager1.AnswerOf.method { try await answerOf($0) },
             ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods + [agents.startMethod],
             properties: [
-                .init(GlassdBus.Property.version, .string(glassdVersion), change: .constant),
-                .init(GlassdBus.Property.mode, .string(mode.mode.rawValue)) { [mode, sees, logger, agents] value in
+                Manager1.PropertySpec.version(glassdVersion),
+                Manager1.PropertySpec.mode(mode.mode.rawValue) { [mode, sees, logger, agents] value in
                     if agents.isActive {
                         throw BusError(name: GlassdErrorName.busy, message: "An agent session runs: stop it to change the mode.")
                     }
@@ -65,21 +64,12 @@ struct ManagerInterface {
                     mode.mode = newMode
                     logger.info("mode changed", metadata: ["mode": "\(newMode.rawValue)"])
                 },
-                .init(GlassdBus.Property.backend, .string(backendDescription), change: .constant),
-                .init(GlassdBus.Property.privacy, .string(privacy), change: .constant),
-                .init(GlassdBus.Property.tokensUsed, .uint64(UInt64(clamping: tokensUsed))),
+                Manager1.PropertySpec.backend(backendDescription),
+                Manager1.PropertySpec.privacy(privacy),
+                Manager1.PropertySpec.tokensUsed(UInt64(clamping: tokensUsed)),
                 agents.agentsProperty,
                 WakeService.property(wake),
-            ] + (link?.properties ?? LinkInterface.initialProperties),
-            signals: [
-                .init(GlassdBus.Signal.answerDelta, [("query_id", "s"), ("text", "s")]),
-                .init(GlassdBus.Signal.answered, [("query_id", "s"), ("question", "s"), ("answer", "s")]),
-                .init(GlassdBus.Signal.queryFailed, [("query_id", "s"), ("error_name", "s"), ("message", "s")]),
-                .init(GlassdBus.Signal.transcribed, [("query_id", "s"), ("text", "s")]),
-                .init(GlassdBus.Signal.sceneFrame, [("frame", "u"), ("verdict", "s")]),
-                .init(GlassdBus.Signal.alert, [("text", "s")]),
-                .init(GlassdBus.Signal.answerTyped, [("query_id", "s"), ("kind", "s"), ("answer", "a{sv}")]),
-            ])
+            ] + (link?.properties ?? LinkInterface.initialProperties))
     }
 
     /// Without a system bus there is no BlueZ: the link methods say so.
@@ -87,11 +77,8 @@ struct ManagerInterface {
         let noBluetooth: @Sendable (MethodCall) async throws -> [DBusValue] = { _ in
             throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
         }
-        return [
-            .init(GlassdBus.Method.pair, input: [("address", "s")], output: [("device", "o")], handler: noBluetooth),
-            .init(GlassdBus.Method.unpair, handler: noBluetooth),
-            .init(GlassdBus.Method.scan, input: [("seconds", "u")], output: [("devices", "a(ssn)")], handler: noBluetooth),
-        ]
+        let link: [any ContractMethod.Type] = [GlassdBus.Manager1.Pair.self, GlassdBus.Manager1.Unpair.self, GlassdBus.Manager1.Scan.self]
+        return link.map { $0.method(noBluetooth) }
     }
 
     /// A typed question: answered to the caller, and shown on the glasses too when they are idle.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Logging
 import Product
@@ -8,40 +9,43 @@ import Product
 /// The signals of org.glassd.Manager1 about questions, from D-Bus and from the glasses alike.
 /// Posted, not awaited: the bus thread sends them in order, and before the method's reply.
 struct ManagerSignals: QueryEvents {
+    private typealias Manager1 = GlassdBus.Manager1
     let connection: BusConnection
     let logger: Logger
 
     func answerDelta(_ id: String, _ text: String) {
-        post(GlassdBus.Signal.answerDelta, [.string(id), .string(text)])
+        post(GlassdBus.Signal.answerDelta, Manager1.AnswerDelta(queryID: id, text: text).values)
     }
 
     func answered(_ id: String, question: String, answer: String) {
-        post(GlassdBus.Signal.answered, [.string(id), .string(question), .string(answer)])
+        post(GlassdBus.Signal.answered, Manager1.Answered(queryID: id, question: question, answer: answer).values)
     }
 
     func answerTyped(_ id: String, _ reply: AssistantReply) {
-        post(GlassdBus.Signal.answerTyped, [
-            .string(id), .string(reply.typed.kind), TypedAnswerBus.dictionary(reply.typed, answeredBy: reply.answeredBy),
-        ])
+        post(
+            GlassdBus.Signal.answerTyped,
+            Manager1.AnswerTyped(
+                queryID: id, kind: reply.typed.kind, answer: TypedAnswerBus.fields(reply.typed, answeredBy: reply.answeredBy)
+            ).values)
     }
 
     func failed(_ id: String, _ error: any Error) {
         let error = ErrorMapping.busError(for: error)
-        post(GlassdBus.Signal.queryFailed, [.string(id), .string(error.name), .string(error.message)])
+        post(GlassdBus.Signal.queryFailed, Manager1.QueryFailed(queryID: id, errorName: error.name, message: error.message).values)
     }
 
     func transcribed(_ id: String, _ text: String) {
-        post(GlassdBus.Signal.transcribed, [.string(id), .string(text)])
+        post(GlassdBus.Signal.transcribed, Manager1.Transcribed(queryID: id, text: text).values)
     }
 
     /// Scene mode: frame `number` and what became of it (sent, dark, blurry, unchanged, busy, error).
     func sceneFrame(_ number: UInt32, _ verdict: String) {
-        post(GlassdBus.Signal.sceneFrame, [.uint32(number), .string(verdict)])
+        post(GlassdBus.Signal.sceneFrame, Manager1.SceneFrame(frame: number, verdict: verdict).values)
     }
 
     /// Scene mode: the hazard state changed ("CAUTION <hazard> <direction>" or "CLEAR").
     func alert(_ text: String) {
-        post(GlassdBus.Signal.alert, [.string(text)])
+        post(GlassdBus.Signal.alert, Manager1.Alert(text: text).values)
     }
 
     /// The current conversation's token count changed: TokensUsed, and its PropertiesChanged,

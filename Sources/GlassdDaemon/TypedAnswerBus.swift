@@ -1,52 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import GlassdAPI
+import GlassdContract
 import GlassdCore
 
 /// A typed answer as D-Bus carries it (AnswerTyped, AnswerOf): an a{sv} with its main part's
 /// fields (the first part that is not text, else the first), `text_form`, `answered_by` (empty:
 /// the model) and `parts`, every part as an a{sv} with its `kind`.
 enum TypedAnswerBus {
-    static func dictionary(_ answer: TypedAnswer, answeredBy: String?) -> DBusValue {
+    typealias Fields = GlassdBus.Manager1.TypedAnswerFields
+
+    static func fields(_ answer: TypedAnswer, answeredBy: String?) -> Fields {
         let main = answer.parts.first { $0.kind != "text" } ?? answer.parts.first
-        var entries = main.map(fields) ?? []
-        entries.append(entry("text_form", string(answer.textForm)))
-        entries.append(entry("answered_by", string(answeredBy ?? "")))
-        entries.append(entry("parts", .array(element: "a{sv}", answer.parts.map { .dict(key: "s", value: "v", fields($0)) })))
-        return .dict(key: "s", value: "v", entries)
+        var fields = main.map(part) ?? Fields()
+        fields.textForm = answer.textForm.busSafe
+        fields.answeredBy = (answeredBy ?? "").busSafe
+        fields.parts = answer.parts.map(part)
+        return fields
     }
 
-    private static func fields(_ part: AnswerPart) -> [DBusValue.DictEntry] {
-        var entries = [entry("kind", string(part.kind))]
+    static func dictionary(_ answer: TypedAnswer, answeredBy: String?) -> DBusValue {
+        fields(answer, answeredBy: answeredBy).busValue
+    }
+
+    private static func part(_ part: AnswerPart) -> Fields {
+        var fields = Fields(kind: part.kind.busSafe)
         switch part {
         case .text(let text):
-            entries.append(entry("text", string(text)))
+            fields.text = text.busSafe
         case .list(let title, let items):
-            entries.append(entry("title", string(title)))
-            entries.append(entry("items", strings(items)))
+            fields.title = title.busSafe
+            fields.items = items.map(\.busSafe)
         case .table(let columns, let rows):
-            entries.append(entry("columns", strings(columns)))
-            entries.append(entry("rows", .array(element: "as", rows.map(strings))))
+            fields.columns = columns.map(\.busSafe)
+            fields.rows = rows.map { $0.map(\.busSafe) }
         case .link(let text, let url):
-            entries.append(entry("text", string(text)))
-            entries.append(entry("url", string(url)))
+            fields.text = text.busSafe
+            fields.url = url.busSafe
         case .place(let name, let latitude, let longitude):
-            entries.append(entry("name", string(name)))
-            entries.append(entry("latitude", .double(latitude)))
-            entries.append(entry("longitude", .double(longitude)))
+            fields.name = name.busSafe
+            fields.latitude = latitude
+            fields.longitude = longitude
         case .number(let value, let unit):
-            entries.append(entry("value", .double(value)))
-            entries.append(entry("unit", string(unit)))
+            fields.value = value
+            fields.unit = unit.busSafe
         }
-        return entries
+        return fields
     }
-
-    private static func entry(_ key: String, _ value: DBusValue) -> DBusValue.DictEntry {
-        DBusValue.DictEntry(.string(key), .variant(value))
-    }
-
-    private static func strings(_ values: [String]) -> DBusValue {
-        .array(element: "s", values.map { string($0) })
-    }
-
-    private static func string(_ text: String) -> DBusValue { .string(text.busSafe) }
 }

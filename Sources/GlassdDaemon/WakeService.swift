@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdAPI
+import GlassdContract
 import Glasses
 import Logging
 import Product
@@ -21,19 +22,16 @@ struct WakeService: Service {
     static func property(_ settings: WakeSettings?) -> InterfaceSpec.Property {
         let initial =
             settings.map { WakeStatus(phrase: (try? WakeSettings.normalized($0.phrase)) ?? $0.phrase, source: $0.source.rawValue, state: .waiting) }
-        return .init(GlassdBus.Property.wake, value(initial))
+        return GlassdBus.Manager1.PropertySpec.wake(fields(initial))
     }
 
-    static func value(_ status: WakeStatus?) -> DBusValue {
-        func entry(_ key: String, _ value: DBusValue) -> DBusValue.DictEntry { .init(.string(key), .variant(value)) }
-        guard let status else { return .dict(key: "s", value: "v", [entry("state", .string("off"))]) }
-        return .dict(
-            key: "s", value: "v",
-            [
-                entry("state", .string(status.state.rawValue)), entry("phrase", .string(status.phrase)),
-                entry("source", .string(status.source)), entry("heard", .uint32(status.heard)),
-                entry("listened_seconds", .uint64(status.listenedSeconds)), entry("error", .string(status.error.busSafe)),
-            ])
+    static func value(_ status: WakeStatus?) -> DBusValue { fields(status).busValue }
+
+    private static func fields(_ status: WakeStatus?) -> GlassdBus.Manager1.WakeFields {
+        guard let status else { return .init(state: "off") }
+        return .init(
+            state: status.state.rawValue, phrase: status.phrase, source: status.source, heard: status.heard,
+            listenedSeconds: status.listenedSeconds, error: status.error.busSafe)
     }
 
     func run() async throws {

@@ -3,6 +3,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 
 struct AgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,11 +41,8 @@ struct AgentCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let client = try await options.connect()
-                var entries: [DBusValue.DictEntry] = []
-                if let graph { entries.append(.init(.string("graph"), .variant(.string(graph)))) }
-                let reply = try await client.call(
-                    GlassdBus.Method.startAgent, [.dict(key: "s", value: "v", entries)], timeoutSeconds: 60)
-                guard let path = reply.first?.string else { throw BusError.failed("no session in the reply") }
+                let path = try await client.manager.startAgent(
+                    options: GlassdBus.Manager1.StartAgentOptions(graph: graph), timeoutSeconds: 60)
                 if options.json {
                     try printJSON(try await AgentCommand.session(path, client))
                 } else {
@@ -67,9 +65,7 @@ struct AgentCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data("glassctl: no agent session runs\n".utf8))
                     throw ExitCode.failure
                 }
-                _ = try await client.connection.call(
-                    GlassdBus.name, path: running.path, interface: GlassdBus.agentInterface, member: GlassdBus.Agent.stop, [],
-                    timeoutSeconds: 60)
+                try await client.agent(running.path).stop(timeoutSeconds: 60)
                 print("stopped \(running.path)")
             }
         }
@@ -117,18 +113,17 @@ struct AgentCommand: AsyncParsableCommand {
                 for await event in events {
                     guard case .signal(let signal) = event else { continue }
                     if signal.interface == GlassdBus.agentInterface, signal.member == GlassdBus.Agent.transcript {
-                        let a = signal.arguments
-                        guard a.count == 4, case .bool(let final) = a[2], case .uint64(let ts) = a[3] else { continue }
-                        let line = Transcript(
-                            session: signal.path, role: a[0].string ?? "", text: a[1].string ?? "", final: final, text_ts: ts)
+                        guard let said = try? GlassdBus.AgentSession1.Transcript(signal.arguments) else { continue }
+                        let final = said.final
+                        let line = Transcript(session: signal.path, role: said.role, text: said.text, final: final, text_ts: said.textTS)
                         if options.json {
                             try printJSON(line)
                         } else {
                             print("\(line.role)\(final ? "" : " …"): \(line.text)")
                         }
                     } else if signal.member == "PropertiesChanged", signal.arguments.first?.string == GlassdBus.agentInterface,
-                        let changed = signal.arguments.dropFirst().first?.stringKeyed,
-                        let now = changed[GlassdBus.Agent.state]?.unwrapped.string
+                        let values = signal.arguments.dropFirst().first,
+                        let now = (try? GlassdBus.AgentSession1.Properties(values))?.state
                     {
                         try state(signal.path, now)
                     }
@@ -139,20 +134,13 @@ struct AgentCommand: AsyncParsableCommand {
     }
 
     static func sessions(_ client: Client) async throws -> [Session] {
-        guard case .array(_, let paths) = try await client.property(GlassdBus.Property.agents) else { return [] }
         var sessions: [Session] = []
-        for case .objectPath(let path) in paths { sessions.append(try await session(path, client)) }
+        for path in try await client.manager.agents { sessions.append(try await session(path, client)) }
         return sessions
     }
 
     static func session(_ path: String, _ client: Client) async throws -> Session {
-        let reply = try await client.connection.call(
-            GlassdBus.name, path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-            [.string(GlassdBus.agentInterface)])
-        let values = reply.first?.stringKeyed ?? [:]
-        func text(_ name: String) -> String { values[name]?.unwrapped.string ?? "" }
-        return Session(
-            path: path, state: text(GlassdBus.Agent.state), graph: text(GlassdBus.Agent.graph),
-            channel: text(GlassdBus.Agent.channel), error: text(GlassdBus.Agent.error))
+        let p = try await client.agent(path).properties()
+        return Session(path: path, state: p.state ?? "", graph: p.graph ?? "", channel: p.channel ?? "", error: p.error ?? "")
     }
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdAPI
+import GlassdContract
 
-/// A thin proxy for org.glassd.Manager1.
+/// glassd on one connection: the typed proxies of its objects (generated from dbus/*.xml).
 struct Client {
     let connection: BusConnection
 
@@ -10,29 +11,12 @@ struct Client {
         Client(connection: try await BusConnection.open(bus, allowInteractiveAuthorization: interactive))
     }
 
-    func call(
-        _ member: String, _ arguments: [DBusValue] = [], timeoutSeconds: Double = 25,
-        sent: @Sendable (UInt64) -> Void = { _ in }
-    ) async throws -> [DBusValue] {
-        try await connection.call(
-            GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: member,
-            arguments, timeoutSeconds: timeoutSeconds, sent: sent)
-    }
+    /// org.glassd.Manager1 on /org/glassd.
+    var manager: GlassdBus.Manager1.Proxy { .init(connection, destination: GlassdBus.name, path: GlassdBus.managerPath) }
 
-    func property(_ name: String) async throws -> DBusValue {
-        let reply = try await connection.call(
-            GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
-            [.string(GlassdBus.managerInterface), .string(name)])
-        guard let value = reply.first else { throw BusError.failed("empty reply for \(name)") }
-        if case .variant(let inner) = value { return inner }
-        return value
-    }
+    func device(_ path: String) -> GlassdBus.Device1.Proxy { .init(connection, destination: GlassdBus.name, path: path) }
 
-    func setProperty(_ name: String, _ value: DBusValue) async throws {
-        _ = try await connection.call(
-            GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Set",
-            [.string(GlassdBus.managerInterface), .string(name), .variant(value)])
-    }
+    func agent(_ path: String) -> GlassdBus.AgentSession1.Proxy { .init(connection, destination: GlassdBus.name, path: path) }
 
     /// Signals from glassd's manager object.
     func managerSignals() async throws -> AsyncStream<BusSignal> {

@@ -2,6 +2,7 @@
 import ArgumentParser
 import DBusKit
 import GlassdAPI
+import GlassdContract
 
 struct Display: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,13 +16,11 @@ struct Display: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            let paired = try await client.property(GlassdBus.Property.pairedDevice).string ?? "/"
+            let paired = try await client.manager.pairedDevice
             guard paired != "/" else {
                 throw BusError(name: GlassdErrorName.notPaired, message: "No glasses are paired.")
             }
-            _ = try await client.connection.call(
-                GlassdBus.name, path: paired, interface: GlassdBus.deviceInterface, member: GlassdBus.DeviceMethod.display,
-                [.string(text)])
+            try await client.device(paired).display(text: text)
             if options.json { try printJSON(["shown": true]) }
         }
     }

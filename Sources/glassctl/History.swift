@@ -3,6 +3,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,15 +41,25 @@ struct History: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            if let export { return try await transfer(client, GlassdBus.Method.exportHistory, export, O_WRONLY | O_CREAT | O_TRUNC) }
-            if let importFile { return try await transfer(client, GlassdBus.Method.importHistory, importFile, O_RDONLY) }
-            let reply =
-                if let search {
-                    try await client.call(GlassdBus.Method.searchHistory, [.string(search), .uint32(n)])
-                } else {
-                    try await client.call(GlassdBus.Method.history, [.uint32(n)])
+            // Long histories take a while; the whole file goes in one call.
+            if let export {
+                return try await transfer(export, O_WRONLY | O_CREAT | O_TRUNC) { fd in
+                    try await client.manager.exportHistory(fd: fd, timeoutSeconds: 3600)
+                    return nil
                 }
-            let messages = (reply.first?.elements ?? []).compactMap { row -> Message? in
+            }
+            if let importFile {
+                return try await transfer(importFile, O_RDONLY) { fd in
+                    try await client.manager.importHistory(fd: fd, timeoutSeconds: 3600)
+                }
+            }
+            let rows =
+                if let search {
+                    try await client.manager.searchHistory(query: search, limit: n)
+                } else {
+                    try await client.manager.history(limit: n)
+                }
+            let messages = (rows.elements ?? []).compactMap { row -> Message? in
                 guard let f = row.elements, f.count == 4, let t = f[0].int64, let id = f[1].string,
                     let role = f[2].string, let text = f[3].string
                 else { return nil }
@@ -67,17 +78,15 @@ struct History: AsyncParsableCommand {
 
 extension History {
     /// Export or import through a descriptor of `path`: glassd reads or writes it itself, so the
-    /// file's size never passes through a D-Bus message.
-    private func transfer(_ client: Client, _ member: String, _ path: String, _ flags: Int32) async throws {
+    /// file's size never passes through a D-Bus message. `call` returns how many were imported.
+    private func transfer(_ path: String, _ flags: Int32, _ call: (Int32) async throws -> UInt32?) async throws {
         let fd = path == "-" ? (flags == O_RDONLY ? 0 : 1) : open(path, flags | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             FileHandle.standardError.write(Data("glassctl: \(path): \(String(cString: strerror(errno)))\n".utf8))
             throw ExitCode.failure
         }
         defer { if path != "-" { close(fd) } }
-        // Long histories take a while; the whole file goes in one call.
-        let reply = try await client.call(member, [.unixFD(fd)], timeoutSeconds: 3600)
-        if let imported = reply.first?.uint32 {
+        if let imported = try await call(fd) {
             if options.json { return try printJSON(["imported": imported]) }
             print("Imported \(imported) messages.")
         } else if options.json {
@@ -94,7 +103,7 @@ struct ClearHistory: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            _ = try await options.connect().call(GlassdBus.Method.clearHistory)
+            try await options.connect().manager.clearHistory()
             if options.json { try printJSON(["cleared": true]) }
         }
     }

@@ -3,6 +3,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the Monocles in range, strongest first.")
@@ -21,8 +22,8 @@ struct Scan: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            let reply = try await client.call(GlassdBus.Method.scan, [.uint32(seconds)], timeoutSeconds: Double(seconds) + 30)
-            let devices = (reply.first?.elements ?? []).compactMap { row -> Device? in
+            let seen = try await client.manager.scan(seconds: seconds, timeoutSeconds: Double(seconds) + 30)
+            let devices = (seen.elements ?? []).compactMap { row -> Device? in
                 guard let f = row.elements, f.count == 3, let address = f[0].string, let name = f[1].string,
                     let rssi = f[2].int64
                 else { return nil }
@@ -47,8 +48,7 @@ struct Pair: AsyncParsableCommand {
         try await reportingErrors {
             let client = try await options.connect()
             // scan_timeout may be up to 300 s, then the first connection.
-            let reply = try await client.call(GlassdBus.Method.pair, [.string(address ?? "")], timeoutSeconds: 330)
-            let path = reply.first?.string ?? ""
+            let path = try await client.manager.pair(address: address ?? "", timeoutSeconds: 330)
             if options.json { return try printJSON(["device": path]) }
             print(path)
         }
@@ -62,7 +62,7 @@ struct Unpair: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            _ = try await options.connect().call(GlassdBus.Method.unpair)
+            try await options.connect().manager.unpair()
             if options.json { try printJSON(["unpaired": true]) }
         }
     }
@@ -85,21 +85,21 @@ struct DeviceInfo: Encodable {
     var scripts_version: String
     var battery: Int64
 
-    init(path: String, _ p: [String: DBusValue]) {
+    init(path: String, _ p: GlassdBus.Device1.Properties) {
         self.path = path
-        address = p[GlassdBus.DeviceProperty.address]?.string ?? ""
-        name = p[GlassdBus.DeviceProperty.name]?.string ?? ""
-        kind = p[GlassdBus.DeviceProperty.kind]?.string ?? ""
-        rssi = p[GlassdBus.DeviceProperty.rssi]?.int64 ?? 0
-        connected = p[GlassdBus.DeviceProperty.connected]?.bool ?? false
-        state = p[GlassdBus.DeviceProperty.state]?.string ?? ""
-        state_reason = p[GlassdBus.DeviceProperty.stateReason]?.string ?? ""
-        reconnect_count = p[GlassdBus.DeviceProperty.reconnectCount]?.uint32 ?? 0
-        firmware_version = p[GlassdBus.DeviceProperty.firmwareVersion]?.string ?? ""
-        fpga_version = p[GlassdBus.DeviceProperty.fpgaVersion]?.string ?? ""
-        scripts_version = p[GlassdBus.DeviceProperty.scriptsVersion]?.string ?? ""
-        battery = p[GlassdBus.DeviceProperty.battery]?.int64 ?? 0
-        if case .uint64(let t)? = p[GlassdBus.DeviceProperty.lastSeen] { last_seen_ms = Int64(t) } else { last_seen_ms = 0 }
+        address = p.address ?? ""
+        name = p.name ?? ""
+        kind = p.kind ?? ""
+        rssi = Int64(p.rssi ?? 0)
+        connected = p.connected ?? false
+        state = p.state ?? ""
+        state_reason = p.stateReason ?? ""
+        reconnect_count = p.reconnectCount ?? 0
+        firmware_version = p.firmwareVersion ?? ""
+        fpga_version = p.fpgaVersion ?? ""
+        scripts_version = p.scriptsVersion ?? ""
+        battery = Int64(p.battery ?? 0)
+        last_seen_ms = Int64(clamping: p.lastSeen ?? 0)
     }
 }
 
@@ -111,10 +111,10 @@ extension Client {
             member: "GetManagedObjects")
         guard case .dict(_, _, let entries)? = reply.first else { return [] }
         return entries.compactMap { entry -> DeviceInfo? in
-            guard let path = entry.key.string,
-                let properties = entry.value.stringKeyed?[GlassdBus.deviceInterface]?.stringKeyed
+            guard let path = entry.key.string, let properties = entry.value.stringKeyed?[GlassdBus.deviceInterface],
+                let typed = try? GlassdBus.Device1.Properties(properties)
             else { return nil }
-            return DeviceInfo(path: path, properties.mapValues { $0.unwrapped })
+            return DeviceInfo(path: path, typed)
         }.sorted { $0.address < $1.address }
     }
 }

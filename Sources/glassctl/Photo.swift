@@ -3,6 +3,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 
 struct Photo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,8 +19,8 @@ struct Photo: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let reply = try await options.connect().call(GlassdBus.Method.photo, [.string(queryID)])
-            guard case .unixFD(let source)? = reply.first, source >= 0 else { throw BusError.failed("no descriptor in the reply") }
+            let source = try await options.connect().manager.photo(queryID: queryID)
+            guard source >= 0 else { throw BusError.failed("no descriptor in the reply") }
             defer { close(source) }
             let target = file == "-" ? 1 : open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard target >= 0 else {

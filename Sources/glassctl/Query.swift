@@ -3,6 +3,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 import Synchronization
 
 struct Query: AsyncParsableCommand {
@@ -40,8 +41,8 @@ struct Query: AsyncParsableCommand {
                 var held: String?
                 var typed: TypedAnswerPrinting?
                 for await signal in signals where signal.arguments.first?.string == queryID.withLock({ $0 }) {
-                    if signal.member == GlassdBus.Signal.answerTyped, signal.arguments.count == 3 {
-                        typed = TypedAnswerPrinting(kind: signal.arguments[1].string ?? "", answer: signal.arguments[2])
+                    if signal.member == GlassdBus.Signal.answerTyped, let answer = try? GlassdBus.Manager1.AnswerTyped(signal.arguments) {
+                        typed = TypedAnswerPrinting(kind: answer.kind, fields: answer.answer)
                     }
                     guard signal.member == GlassdBus.Signal.answerDelta, streaming,
                         let piece = signal.arguments.dropFirst().first?.string
@@ -54,9 +55,9 @@ struct Query: AsyncParsableCommand {
                 }
                 return (any, held, typed)
             }()
-            let reply: [DBusValue]
+            let answer: String
             do {
-                reply = try await client.call(GlassdBus.Method.query, [.string(question)], timeoutSeconds: timeout) { cookie in
+                answer = try await client.manager.query(text: question, timeoutSeconds: timeout) { cookie in
                     queryID.withLock { $0 = glassdQueryID(sender: unique, cookie: cookie) }
                 }
             } catch {
@@ -66,7 +67,6 @@ struct Query: AsyncParsableCommand {
             }
             // Every delta came before the reply; closing ends the stream once they are printed.
             await client.connection.close()
-            let answer = reply.first?.string ?? ""
             let shown = await printed
             if options.json {
                 try printJSON(

@@ -2,6 +2,7 @@
 import ArgumentParser
 import DBusKit
 import GlassdAPI
+import GlassdContract
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,13 +22,14 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            let paired = try await client.property(GlassdBus.Property.pairedDevice).string ?? "/"
+            let manager = client.manager
+            let paired = try await manager.pairedDevice
             let status = Output(
-                version: try await client.property(GlassdBus.Property.version).string ?? "",
-                mode: try await client.property(GlassdBus.Property.mode).string ?? "",
-                backend: try await client.property(GlassdBus.Property.backend).string ?? "",
-                privacy: try await client.property(GlassdBus.Property.privacy).string ?? "",
-                link: try await client.property(GlassdBus.Property.state).string ?? "",
+                version: try await manager.version,
+                mode: try await manager.mode,
+                backend: try await manager.backend,
+                privacy: try await manager.privacy,
+                link: try await manager.state,
                 device: try await client.devices().first { $0.path == paired })
             if options.json { return try printJSON(status) }
             print("version: \(status.version)")
@@ -64,8 +66,8 @@ struct ModeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try await options.connect()
-            if let mode { try await client.setProperty(GlassdBus.Property.mode, .string(mode.rawValue)) }
-            let current = try await client.property(GlassdBus.Property.mode).string ?? ""
+            if let mode { try await client.manager.setMode(mode.rawValue) }
+            let current = try await client.manager.mode
             if options.json { return try printJSON(["mode": current]) }
             print(current)
         }

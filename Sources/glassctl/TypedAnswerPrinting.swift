@@ -1,53 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import Foundation
+import GlassdAPI
+import GlassdContract
 
 /// A typed answer (AnswerTyped's a{sv}) as a terminal shows it, and as JSON.
 struct TypedAnswerPrinting {
+    typealias Fields = GlassdBus.Manager1.TypedAnswerFields
     let kind: String
-    let fields: [String: DBusValue]
-
-    init?(kind: String, answer: DBusValue) {
-        guard let fields = answer.stringKeyed else { return nil }
-        self.kind = kind
-        self.fields = fields.mapValues(\.unwrapped)
-    }
+    let fields: Fields
 
     /// Every part in order, tables and lists laid out; nil for an answer of text alone (its
     /// text form, as streamed, reads well as it is).
     var terminalText: String? {
-        guard kind == "table" || kind == "list", case .array(_, let parts)? = fields["parts"] else { return nil }
-        return parts.compactMap { part -> String? in
-            guard let fields = part.stringKeyed?.mapValues(\.unwrapped) else { return nil }
-            return Self.layout(fields)
-        }.joined(separator: "\n")
+        guard kind == "table" || kind == "list", let parts = fields.parts else { return nil }
+        return parts.map(Self.layout).joined(separator: "\n")
     }
 
     /// One part as a terminal shows it.
-    static func layout(_ part: [String: DBusValue]) -> String {
-        func strings(_ value: DBusValue?) -> [String] {
-            guard case .array(_, let items)? = value else { return [] }
-            return items.map { $0.unwrapped.string ?? "" }
-        }
-        func number(_ value: DBusValue?) -> Double { if case .double(let d)? = value { d } else { 0 } }
-        switch part["kind"]?.string {
+    static func layout(_ part: Fields) -> String {
+        switch part.kind {
         case "table":
-            guard case .array(_, let rows)? = part["rows"] else { return "" }
-            return table(columns: strings(part["columns"]), rows: rows.map { strings($0) })
+            guard let rows = part.rows else { return "" }
+            return table(columns: part.columns ?? [], rows: rows)
         case "list":
-            let title = part["title"]?.string ?? ""
-            let items = strings(part["items"]).enumerated().map { "\($0.offset + 1). \($0.element)" }
+            let title = part.title ?? ""
+            let items = (part.items ?? []).enumerated().map { "\($0.offset + 1). \($0.element)" }
             return ([title].filter { !$0.isEmpty } + items).joined(separator: "\n")
         case "link":
-            return "\(part["text"]?.string ?? "") <\(part["url"]?.string ?? "")>"
+            return "\(part.text ?? "") <\(part.url ?? "")>"
         case "place":
-            return String(format: "%@ (%.5f, %.5f)", part["name"]?.string ?? "", number(part["latitude"]), number(part["longitude"]))
+            return String(format: "%@ (%.5f, %.5f)", part.name ?? "", part.latitude ?? 0, part.longitude ?? 0)
         case "number":
-            let value = number(part["value"])
+            let value = part.value ?? 0
             let shown = value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-            return [shown, part["unit"]?.string ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
+            return [shown, part.unit ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
         default:
-            return part["text"]?.string ?? ""
+            return part.text ?? ""
         }
     }
 
@@ -66,7 +55,7 @@ struct TypedAnswerPrinting {
 
     /// The structure as JSON-ready values.
     var json: [String: JSONValue] {
-        fields.mapValues(JSONValue.init)
+        fields.dictionary.mapValues(JSONValue.init)
     }
 }
 

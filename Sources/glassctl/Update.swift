@@ -3,6 +3,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 
 struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,9 +54,19 @@ struct Update: AsyncParsableCommand {
             if history { return try await printHistory(client) }
             // In place before the call: a quick job's changes cannot come before we listen.
             let events = try await client.connection.subscribe(SignalMatch(sender: GlassdBus.name))
-            var arguments: [DBusValue.DictEntry] = []
             var opened: [Int32] = []
             defer { for fd in opened { close(fd) } }
+            func descriptor(_ path: String?) throws -> DBusValue? {
+                guard let path else { return nil }
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else {
+                    FileHandle.standardError.write(Data("glassctl: \(path): \(String(cString: strerror(errno)))\n".utf8))
+                    throw ExitCode.failure
+                }
+                opened.append(fd)
+                return .unixFD(fd)
+            }
+            // An image per component, by the name the glasses' Components give it.
             var files = [("firmware", firmware), ("fpga", fpga)]
             for image in images {
                 guard let equals = image.firstIndex(of: "="), equals != image.startIndex else {
@@ -63,19 +74,9 @@ struct Update: AsyncParsableCommand {
                 }
                 files.append((String(image[..<equals]), String(image[image.index(after: equals)...])))
             }
-            for (key, path) in files {
-                guard let path else { continue }
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else {
-                    FileHandle.standardError.write(Data("glassctl: \(path): \(String(cString: strerror(errno)))\n".utf8))
-                    throw ExitCode.failure
-                }
-                opened.append(fd)
-                arguments.append(.init(.string(key), .variant(.unixFD(fd))))
-            }
-            if force { arguments.append(.init(.string("force"), .variant(.bool(true)))) }
-            let reply = try await client.call(GlassdBus.Method.update, [.dict(key: "s", value: "v", arguments)])
-            guard let job = reply.first?.string else { throw BusError.failed("no job in the reply") }
+            var chosen = GlassdBus.Manager1.UpdateOptions(force: force ? true : nil)
+            for (component, path) in files { chosen.others[component] = try descriptor(path) }
+            let job = try await client.manager.update(options: chosen)
             try await follow(job, events: events, client: client)
         }
     }
@@ -99,11 +100,13 @@ struct Update: AsyncParsableCommand {
         try show()
         for await event in events {
             guard case .signal(let signal) = event, signal.path == job else { continue }
-            if signal.member == "PropertiesChanged", let changed = signal.arguments.dropFirst().first?.stringKeyed {
+            if signal.member == "PropertiesChanged", let values = signal.arguments.dropFirst().first,
+                let changed = try? GlassdBus.Job1.Properties(values)
+            {
                 var next = shown
-                if let status = changed[GlassdBus.Job.status]?.unwrapped.string { next.status = status }
-                if case .uint32(let p)? = changed[GlassdBus.Job.percentage]?.unwrapped { next.percentage = p }
-                if let error = changed[GlassdBus.Job.error]?.unwrapped.string, !error.isEmpty { next.error = error }
+                if let status = changed.status { next.status = status }
+                if let p = changed.percentage { next.percentage = p }
+                if let error = changed.error, !error.isEmpty { next.error = error }
                 let elapsed = (ContinuousClock.now - started).components.seconds
                 next.eta_seconds = next.percentage > 0 && next.percentage < 100
                     ? Int(elapsed) * Int(100 - next.percentage) / Int(next.percentage) : nil
@@ -113,8 +116,8 @@ struct Update: AsyncParsableCommand {
                 shown = next
                 try show()
             } else if signal.interface == GlassdBus.jobInterface, signal.member == GlassdBus.Job.finished {
-                guard case .bool(let success)? = signal.arguments.first else { continue }
-                let message = signal.arguments.dropFirst().first?.string ?? ""
+                guard let finished = try? GlassdBus.Job1.Finished(signal.arguments) else { continue }
+                let (success, message) = (finished.success, finished.message)
                 shown.finished = true
                 shown.success = success
                 shown.message = message
@@ -134,8 +137,9 @@ struct Update: AsyncParsableCommand {
     }
 
     private func printHistory(_ client: Client) async throws {
-        let reply = try await client.call(GlassdBus.Method.updateHistory, [.uint32(limit)])
-        guard case .array(_, let rows)? = reply.first else { throw BusError.failed("unexpected reply") }
+        guard case .array(_, let rows) = try await client.manager.updateHistory(limit: limit) else {
+            throw BusError.failed("unexpected reply")
+        }
         struct Row: Encodable {
             var time: String
             var device: String

@@ -3,6 +3,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,9 +39,10 @@ struct Watch: AsyncParsableCommand {
             }
             // Where things stand, then every change (the subscription is already in place).
             func showCurrent() async throws {
-                for property in [GlassdBus.Property.state, GlassdBus.Property.pairedDevice] {
-                    let value = try await client.property(property)
-                    try show(Line(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, property: property, value: value.display))
+                let state = try await client.manager.state
+                let paired = try await client.manager.pairedDevice
+                for (property, value) in [(GlassdBus.Property.state, state), (GlassdBus.Property.pairedDevice, paired)] {
+                    try show(Line(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, property: property, value: value))
                 }
             }
             try await showCurrent()
@@ -64,24 +66,26 @@ struct Watch: AsyncParsableCommand {
             return (arguments[1].stringKeyed ?? [:]).sorted(by: { $0.key < $1.key }).map { name, value in
                 Line(path: signal.path, interface: interface, property: name, value: value.unwrapped.display)
             }
-        case (GlassdBus.managerInterface, GlassdBus.Signal.transcribed), (GlassdBus.managerInterface, GlassdBus.Signal.answerDelta):
-            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
-                         query_id: arguments.first?.string, text: arguments.dropFirst().first?.string)]
-        case (GlassdBus.managerInterface, GlassdBus.Signal.answered):
-            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
-                         query_id: arguments.first?.string, text: arguments.dropFirst(2).first?.string)]
-        case (GlassdBus.managerInterface, GlassdBus.Signal.sceneFrame):
-            guard case .uint32(let frame)? = arguments.first else { return [] }
-            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
-                         query_id: "frame/\(frame)", text: arguments.dropFirst().first?.string)]
-        case (GlassdBus.managerInterface, GlassdBus.Signal.alert):
-            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
-                         text: arguments.first?.string)]
-        case (GlassdBus.managerInterface, GlassdBus.Signal.queryFailed):
-            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member,
-                         query_id: arguments.first?.string, text: arguments.dropFirst(2).first?.string)]
+        case (GlassdBus.managerInterface, _):
+            guard let (queryID, text) = Self.question(signal.member, arguments) else { return [] }
+            return [Line(path: signal.path, interface: GlassdBus.managerInterface, signal: signal.member, query_id: queryID, text: text)]
         default:
             return []
+        }
+    }
+
+    /// A question's signal as watch prints it (its query id, or the frame's, and its text); nil
+    /// for others.
+    private static func question(_ member: String, _ arguments: [DBusValue]) -> (String?, String)? {
+        typealias Manager1 = GlassdBus.Manager1
+        return switch member {
+        case Manager1.Transcribed.name: (try? Manager1.Transcribed(arguments)).map { ($0.queryID, $0.text) }
+        case Manager1.AnswerDelta.name: (try? Manager1.AnswerDelta(arguments)).map { ($0.queryID, $0.text) }
+        case Manager1.Answered.name: (try? Manager1.Answered(arguments)).map { ($0.queryID, $0.answer) }
+        case Manager1.SceneFrame.name: (try? Manager1.SceneFrame(arguments)).map { ("frame/\($0.frame)", $0.verdict) }
+        case Manager1.Alert.name: (try? Manager1.Alert(arguments)).map { (nil, $0.text) }
+        case Manager1.QueryFailed.name: (try? Manager1.QueryFailed(arguments)).map { ($0.queryID, $0.message) }
+        default: nil
         }
     }
 }

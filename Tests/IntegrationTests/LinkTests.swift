@@ -100,7 +100,7 @@ struct LinkIntegrationTests {
                 ["call", GlassdBus.name, GlassdBus.devicePath(address: strongest), "org.freedesktop.DBus.Introspectable", "Introspect"])
             let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Device1.xml", encoding: .utf8)
             let liveMembers = try interfaceMembers(unescapeBusctlString(live.stdout), GlassdBus.deviceInterface)
-            #expect(liveMembers.count == 14)
+            #expect(liveMembers.count == 15)  // Components included
             #expect(try interfaceMembers(file, GlassdBus.deviceInterface) == liveMembers)
 
             let status = try await ble.world.glassctl(["status"])

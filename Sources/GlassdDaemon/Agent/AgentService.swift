@@ -4,6 +4,7 @@ import Audio
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Glasses
 import Logging
@@ -68,13 +69,13 @@ final class AgentService: Service, CustomStringConvertible {
     }
 
     var startMethod: InterfaceSpec.Method {
-        .init(GlassdBus.Method.startAgent, input: [("options", "a{sv}")], output: [("session", "o")]) { [self] call in
+        GlassdBus.Manager1.StartAgent.method { [self] call in
             [.objectPath(try await start(call))]
         }
     }
 
     var agentsProperty: InterfaceSpec.Property {
-        .init(GlassdBus.Property.agents, .array(element: "o", []))
+        GlassdBus.Manager1.PropertySpec.agents([])
     }
 
     func run() async throws {
@@ -157,23 +158,21 @@ final class AgentService: Service, CustomStringConvertible {
 
     var isActive: Bool { sessions.withLock { $0.reserved } }
 
-    /// StartAgent's options: `graph` (s) only.
+    /// StartAgent's options (dbus/org.glassd.Manager1.xml's keys): `graph` (s) only.
     static func graph(in options: DBusValue?, default graph: String) throws(BusError) -> String {
         guard let options else { return graph }
-        guard case .dict(_, _, let entries) = options else { throw BusError.invalidArgs("StartAgent takes a{sv} options.") }
-        var chosen = graph
-        for entry in entries {
-            guard let name = entry.key.string else { continue }
-            switch name {
-            case "graph":
-                guard case .variant(let inner) = entry.value, let text = inner.string, !text.isEmpty else {
-                    throw BusError.invalidArgs("graph must be a non-empty string (s).")
-                }
-                chosen = text
-            default:
-                throw BusError.invalidArgs("Unknown option \(name): StartAgent takes graph.")
+        let parsed: GlassdBus.Manager1.StartAgentOptions
+        do throws(ContractError) {
+            parsed = try GlassdBus.Manager1.StartAgentOptions(options)
+        } catch {
+            switch error {
+            case .wrongType(at: "", _, _): throw BusError.invalidArgs("StartAgent takes a{sv} options.")
+            case .unknownKey(let name, _, _): throw BusError.invalidArgs("Unknown option \(name): StartAgent takes graph.")
+            case .wrongType, .missingArgument: throw BusError.invalidArgs("graph must be a non-empty string (s).")
             }
         }
+        guard let chosen = parsed.graph else { return graph }
+        guard !chosen.isEmpty else { throw BusError.invalidArgs("graph must be a non-empty string (s).") }
         return chosen
     }
 

@@ -2,6 +2,7 @@
 import Agent
 import DBusKit
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Logging
 import Synchronization
@@ -37,23 +38,19 @@ final class AgentSessionObject: AgentOutput {
     var state: AgentState { current.withLock { $0 } }
 
     func spec(stop: @escaping @Sendable () async -> Void) -> InterfaceSpec {
-        InterfaceSpec(
-            name: GlassdBus.agentInterface,
+        typealias Session = GlassdBus.AgentSession1
+        return Session.spec(
             methods: [
-                .init(GlassdBus.Agent.stop) { _ in
+                Session.Stop.method { _ in
                     await stop()
                     return []
                 }
             ],
             properties: [
-                .init(GlassdBus.Agent.state, .string(AgentState.starting.rawValue)),
-                .init(GlassdBus.Agent.graph, .string(graph), change: .constant),
-                .init(GlassdBus.Agent.channel, .string("")),
-                .init(GlassdBus.Agent.error, .string("")),
-            ],
-            signals: [
-                .init(GlassdBus.Agent.transcript, [("role", "s"), ("text", "s"), ("final", "b"), ("text_ts", "t")]),
-                .init(GlassdBus.Agent.level, [("dbfs", "d")]),
+                Session.PropertySpec.state(AgentState.starting.rawValue),
+                Session.PropertySpec.graph(graph),
+                Session.PropertySpec.channel(""),
+                Session.PropertySpec.error(""),
             ])
     }
 
@@ -81,13 +78,14 @@ final class AgentSessionObject: AgentOutput {
     }
 
     func transcript(_ line: TranscriptBoard.Line) {
-        post(GlassdBus.Agent.transcript, [
-            .string(line.role.rawValue), .string(line.text.busSafe), .bool(line.isFinal), .uint64(line.textTS),
-        ])
+        post(
+            GlassdBus.Agent.transcript,
+            GlassdBus.AgentSession1.Transcript(role: line.role.rawValue, text: line.text.busSafe, final: line.isFinal, textTS: line.textTS)
+                .values)
     }
 
     func level(_ dBFS: Double) {
-        post(GlassdBus.Agent.level, [.double(dBFS)])
+        post(GlassdBus.Agent.level, GlassdBus.AgentSession1.Level(dbfs: dBFS).values)
     }
 
     func turn(_ number: Int, question: String, answer: String) async {

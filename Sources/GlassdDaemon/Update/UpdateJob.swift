@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import GlassdAPI
-import Glasses
+import GlassdContract
 import GlassdCore
+import Glasses
 import Synchronization
 import Updates
 
@@ -35,20 +36,18 @@ final class UpdateJob: UpdateProgress {
     var percentage: UInt32 { state.withLock { $0.bar.percentage } }
 
     var spec: InterfaceSpec {
-        InterfaceSpec(
-            name: GlassdBus.jobInterface,
+        GlassdBus.Job1.spec(
             methods: [
-                .init(GlassdBus.Job.cancel) { [self] _ in
+                GlassdBus.Job1.Cancel.method { [self] _ in
                     try cancel()
                     return []
                 }
             ],
             properties: [
-                .init(GlassdBus.Job.status, .string(UpdatePhase.checking.rawValue)),
-                .init(GlassdBus.Job.percentage, .uint32(0)),
-                .init(GlassdBus.Job.error, .string("")),
-            ],
-            signals: [.init(GlassdBus.Job.finished, [("success", "b"), ("message", "s")])])
+                GlassdBus.Job1.PropertySpec.status(UpdatePhase.checking.rawValue),
+                GlassdBus.Job1.PropertySpec.percentage(0),
+                GlassdBus.Job1.PropertySpec.error(""),
+            ])
     }
 
     /// What Cancel stops (the update's task); set before the job is on the bus.
@@ -105,7 +104,8 @@ final class UpdateJob: UpdateProgress {
             try? connection.setProperty(GlassdBus.Job.percentage, to: .uint32(percent), interface: GlassdBus.jobInterface, at: path)
             try? connection.setProperty(GlassdBus.Job.status, to: .string(result.rawValue), interface: GlassdBus.jobInterface, at: path)
             try? connection.emit(
-                GlassdBus.Job.finished, interface: GlassdBus.jobInterface, at: path, [.bool(result == .done), .string(message)])
+                GlassdBus.Job.finished, interface: GlassdBus.jobInterface, at: path,
+                GlassdBus.Job1.Finished(success: result == .done, message: message).values)
         }
         ended.fire()
     }

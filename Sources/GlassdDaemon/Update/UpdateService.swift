@@ -3,6 +3,7 @@ import Bluetooth
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdContract
 import GlassdCore
 import Logging
 import Updates
@@ -79,7 +80,7 @@ final class UpdateService: Sendable {
 
     var methods: [InterfaceSpec.Method] {
         [
-            .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { [self] call in
+            GlassdBus.Manager1.Update.method { [self] call in
                 [.objectPath(try await update(call))]
             },
             Self.historyMethod(history, logger: logger),
@@ -241,7 +242,7 @@ final class UpdateService: Sendable {
 
     /// UpdateHistory(limit): also without Bluetooth (what was recorded before).
     static func historyMethod(_ history: SQLiteUpdateHistory, logger: Logger) -> InterfaceSpec.Method {
-        .init(GlassdBus.Method.updateHistory, input: [("limit", "u")], output: [("updates", "a(tssssb)")]) { call in
+        GlassdBus.Manager1.UpdateHistory.method { call in
             try await updateHistory(call, history, logger)
         }
     }
