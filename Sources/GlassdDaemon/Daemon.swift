@@ -158,7 +158,7 @@ public enum Daemon {
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
                 .init(GlassdBus.Method.update, input: [("options", "a{sv}")], output: [("job", "o")]) { _ in
-                    throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
+                    throw ErrorMapping.busError(GlassesRefusal.noBluetooth)
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
             ], agents: agents, wake: config.wake, mayShowOnGlasses: mayShowOnGlasses)

@@ -44,7 +44,7 @@ struct AgentCommand: AsyncParsableCommand {
                 if let graph { entries.append(.init(.string("graph"), .variant(.string(graph)))) }
                 let reply = try await client.call(
                     GlassdBus.Method.startAgent, [.dict(key: "s", value: "v", entries)], timeoutSeconds: 60)
-                guard let path = reply.first?.string else { throw BusError.failed("no session in the reply") }
+                guard let path = reply.first?.string else { throw ClientError.unexpectedReply("no session in the reply") }
                 if options.json {
                     try printJSON(try await AgentCommand.session(path, client))
                 } else {

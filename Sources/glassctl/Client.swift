@@ -23,7 +23,7 @@ struct Client {
         let reply = try await connection.call(
             GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
             [.string(GlassdBus.managerInterface), .string(name)])
-        guard let value = reply.first else { throw BusError.failed("empty reply for \(name)") }
+        guard let value = reply.first else { throw ClientError.unexpectedReply("empty reply for \(name)") }
         if case .variant(let inner) = value { return inner }
         return value
     }

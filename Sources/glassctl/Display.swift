@@ -16,9 +16,7 @@ struct Display: AsyncParsableCommand {
         try await reportingErrors {
             let client = try await options.connect()
             let paired = try await client.property(GlassdBus.Property.pairedDevice).string ?? "/"
-            guard paired != "/" else {
-                throw BusError(name: GlassdErrorName.notPaired, message: "No glasses are paired.")
-            }
+            guard paired != "/" else { throw ClientError.notPaired }
             _ = try await client.connection.call(
                 GlassdBus.name, path: paired, interface: GlassdBus.deviceInterface, member: GlassdBus.DeviceMethod.display,
                 [.string(text)])

@@ -63,7 +63,7 @@ struct Update: AsyncParsableCommand {
             }
             if force { arguments.append(.init(.string("force"), .variant(.bool(true)))) }
             let reply = try await client.call(GlassdBus.Method.update, [.dict(key: "s", value: "v", arguments)])
-            guard let job = reply.first?.string else { throw BusError.failed("no job in the reply") }
+            guard let job = reply.first?.string else { throw ClientError.unexpectedReply("no job in the reply") }
             try await follow(job, events: events, client: client)
         }
     }
@@ -118,12 +118,12 @@ struct Update: AsyncParsableCommand {
                 return
             }
         }
-        throw BusError.failed("glassd went away during the update")
+        throw ClientError.glassdLeftDuringUpdate
     }
 
     private func printHistory(_ client: Client) async throws {
         let reply = try await client.call(GlassdBus.Method.updateHistory, [.uint32(limit)])
-        guard case .array(_, let rows)? = reply.first else { throw BusError.failed("unexpected reply") }
+        guard case .array(_, let rows)? = reply.first else { throw ClientError.unexpectedReply("unexpected reply") }
         struct Row: Encodable {
             var time: String
             var device: String

@@ -100,16 +100,15 @@ final class AgentService: Service, CustomStringConvertible {
     }
 
     private func start(_ call: MethodCall) async throws -> String {
-        guard let settings, let client else {
-            throw BusError(
-                name: GlassdErrorName.notConfigured,
-                message: "No agent server is configured: set [agent] base_url in glassd.conf to a TEN agent server.")
+        guard let settings, let client else { throw ErrorMapping.busError(AgentStartRefusal.noServer) }
+        let graph: String
+        do throws(AgentStartRefusal) {
+            graph = try Self.graph(in: call.arguments.first, default: settings.graph)
+        } catch {
+            throw ErrorMapping.busError(error)
         }
-        let graph = try Self.graph(in: call.arguments.first, default: settings.graph)
         let number = try sessions.withLock { s throws(BusError) -> UInt32 in
-            guard !s.reserved else {
-                throw BusError(name: GlassdErrorName.busy, message: "An agent session runs already: stop it first.")
-            }
+            guard !s.reserved else { throw ErrorMapping.busError(AgentStartRefusal.sessionRuns) }
             s.reserved = true
             defer { s.next += 1 }
             return s.next
@@ -158,20 +157,20 @@ final class AgentService: Service, CustomStringConvertible {
     var isActive: Bool { sessions.withLock { $0.reserved } }
 
     /// StartAgent's options: `graph` (s) only.
-    static func graph(in options: DBusValue?, default graph: String) throws(BusError) -> String {
+    static func graph(in options: DBusValue?, default graph: String) throws(AgentStartRefusal) -> String {
         guard let options else { return graph }
-        guard case .dict(_, _, let entries) = options else { throw BusError.invalidArgs("StartAgent takes a{sv} options.") }
+        guard case .dict(_, _, let entries) = options else { throw .optionsNotADictionary }
         var chosen = graph
         for entry in entries {
             guard let name = entry.key.string else { continue }
             switch name {
             case "graph":
                 guard case .variant(let inner) = entry.value, let text = inner.string, !text.isEmpty else {
-                    throw BusError.invalidArgs("graph must be a non-empty string (s).")
+                    throw .badGraph
                 }
                 chosen = text
             default:
-                throw BusError.invalidArgs("Unknown option \(name): StartAgent takes graph.")
+                throw .unknownOption(name)
             }
         }
         return chosen
