@@ -55,7 +55,7 @@ public enum Daemon {
         // The key is in memory now; keep it out of the environment from here on.
         unsetenv("GLASSD_API_KEY")
 
-        let transport = CurlHTTPTransport()
+        let transport = try CurlHTTPTransport()
         // SUSI answers the questions itself; speech still needs a speech server ([transcription]).
         let susi = config.assistantKind == "susi" ? config.baseURL.map { baseURL in
             SusiClient(
