@@ -140,11 +140,13 @@ public final class BusLoop: SerialExecutor {
             }
             loopThread.withLock { $0 = thread }
         } catch {
-            queue.withLock { queue in
+            let queued = queue.withLock { queue -> Bool in
                 close(wakeFD)
                 queue.phase = .stopped
+                return !queue.isEmpty
             }
             exited.fire()
+            if queued { add { _ in } }  // work sent before this runs as late work does
             throw error
         }
     }

@@ -36,16 +36,19 @@ struct ResourceFailureTests {
         }
     }
 
-    @Test("no thread for the bus: start throws, the loop counts as exited, and work sent to it still runs")
+    @Test("no thread for the bus: start throws, the loop counts as exited, and work sent to it, before or after, still runs")
     func busThread() async throws {
         let loop = try BusLoop()
+        let early = OneShotEvent()
+        loop.execute { early.fire() }
         #expect(throws: BusError.failed("pthread_create for the bus thread: Resource temporarily unavailable")) {
             try loop.start(name: "test-bus", threads: ThreadCreator { _, _ in EAGAIN }, step: { nil })
         }
         await loop.exited.wait()
-        let ran = OneShotEvent()
-        loop.execute { ran.fire() }
-        await ran.wait()
+        await early.wait()
+        let late = OneShotEvent()
+        loop.execute { late.fire() }
+        await late.wait()
         loop.join()
     }
 
