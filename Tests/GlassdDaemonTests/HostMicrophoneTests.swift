@@ -56,28 +56,6 @@ struct HostMicrophoneTests {
         for await item in HostMicrophone.audio(logger: Logger(label: "test"), command: { [recorder] }) {
             if case .samples = item { break }  // it runs: stop listening
         }
-        #expect(await Self.hangUp(fd, waitingAtMost: .seconds(60)), "the recorder still holds its descriptor")
-    }
-
-    /// Whether the FIFO's writer came and went (its end closed) within `limit`; polled on a thread
-    /// of its own. Before any writer came, poll reports nothing.
-    private static func hangUp(_ fd: Int32, waitingAtMost limit: Duration) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let end = ContinuousClock.now + limit
-                while ContinuousClock.now < end {
-                    var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                    let left = Int32(clamping: (end - ContinuousClock.now).components.seconds * 1000 + 1)
-                    guard poll(&p, 1, left) > 0 else { continue }
-                    if p.revents & Int16(POLLHUP) != 0 {
-                        continuation.resume(returning: true)
-                        return
-                    }
-                    var byte: UInt8 = 0
-                    _ = read(fd, &byte, 1)  // nothing is written; drained should anything be
-                }
-                continuation.resume(returning: false)
-            }
-        }
+        #expect(await hangUp(fd, waitingAtMost: .seconds(60)), "the recorder still holds its descriptor")
     }
 }
