@@ -132,14 +132,10 @@ public final class BlueZState: Sendable {
         try Task.checkCancellation()
         if condition(snapshot) { return }
         guard let timeout else { return try await waitForever(condition) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.waitForever(condition) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw TimedOut()
-            }
-            defer { group.cancelAll() }
-            try await group.next()
+        do {
+            try await withDeadline(after: timeout, on: ContinuousClock()) { try await self.waitForever(condition) }
+        } catch is DeadlinePassed {
+            throw TimedOut()
         }
     }
 

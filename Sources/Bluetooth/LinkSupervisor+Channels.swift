@@ -55,7 +55,7 @@ extension LinkSupervisor {
             for path in notifyPaths { try await client.call(path, BlueZ.characteristic, "StartNotify") }
             let inboxes = plans.compactMap { $0.inbox ?? valueInboxes.next() }
             let usesSockets = acquired.contains { $0.notifyFD != nil || $0.writeFD != nil }
-            let loop = usesSockets ? SocketLoop(channels: acquired, name: "ble-sockets") : nil
+            let loop = usesSockets ? try SocketLoop(channels: acquired, name: "ble-sockets") : nil
             var channels: [String: BlueZChannel] = [:]
             for (index, spec) in profile.channels.enumerated() {
                 let plan = plans[index]

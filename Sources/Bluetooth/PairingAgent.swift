@@ -13,6 +13,7 @@ public final class PairingAgent: Sendable {
     public static let path = "/org/glassd/bluez/agent"
     public static let interface = "org.bluez.Agent1"
     static let capability = "NoInputNoOutput"
+    /// BlueZ's agent API names one error for every refusal (PairingRefusal).
     static let rejected = "org.bluez.Error.Rejected"
 
     private let bus: BusConnection
@@ -50,12 +51,12 @@ public final class PairingAgent: Sendable {
             return []
         case "RequestConfirmation", "RequestAuthorization", "AuthorizeService":
             guard let device, pairing.withLock({ $0[device] != nil }) else {
-                throw BusError(name: Self.rejected, message: "glassd is not pairing with this device")
+                throw PairingRefusal.notPairing.busError
             }
             return []
         default:
             // RequestPinCode, RequestPasskey, DisplayPinCode, DisplayPasskey: not Just Works.
-            throw BusError(name: Self.rejected, message: "glassd pairs only without a PIN or passkey")
+            throw PairingRefusal.needsCode.busError
         }
     }
 
@@ -86,7 +87,7 @@ public final class PairingAgent: Sendable {
             "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "GetNameOwner", [.string(BlueZ.service)])
         guard owner?.first?.string == call.sender else {
-            throw BusError(name: Self.rejected, message: "only bluetoothd may ask glassd's agent")
+            throw PairingRefusal.notBluetoothd.busError
         }
         let device = call.arguments.first?.string
         do {

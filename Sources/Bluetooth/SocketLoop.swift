@@ -24,8 +24,12 @@ final class SocketLoop: Sendable {
     /// Fired when the thread has released every socket and is about to end.
     var exited: OneShotEvent { core.exited }
 
-    init(channels: [Channel], name: String) {
-        core = SocketLoopCore()
+    /// Throws ResourceError when no wake-up pipe can be made (`makePipe` stands in for pipe(2),
+    /// so a test can fail it); the sockets stay the caller's then.
+    init(
+        channels: [Channel], name: String, makePipe: (UnsafeMutablePointer<Int32>) -> Int32 = { Glibc.pipe($0) }
+    ) throws(ResourceError) {
+        core = try SocketLoopCore(makePipe: makePipe)
         for channel in channels {
             for fd in [channel.notifyFD, channel.writeFD].compactMap({ $0 }) {
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -71,9 +75,11 @@ private final class SocketLoopCore: Sendable {
     let lost = OneShotEvent()
     let exited = OneShotEvent()
 
-    init() {
+    init(makePipe: (UnsafeMutablePointer<Int32>) -> Int32) throws(ResourceError) {
         var pair: [Int32] = [-1, -1]
-        precondition(pipe(&pair) == 0, "pipe failed")
+        guard pair.withUnsafeMutableBufferPointer({ makePipe($0.baseAddress!) }) == 0 else {
+            throw ResourceError(call: "pipe", purpose: "the BLE socket thread's wake-up", errno: errno)
+        }
         for fd in pair {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

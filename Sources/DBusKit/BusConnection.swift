@@ -46,9 +46,9 @@ public actor BusConnection {
         _ address: BusAddress, threadName: String = "sd-bus", maxPendingCalls: Int = defaultMaxPendingCalls,
         allowInteractiveAuthorization: Bool = false
     ) async throws -> BusConnection {
-        let connection = BusConnection(loop: BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
+        let connection = BusConnection(loop: try BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
         // Weakly: a connection released without close() is closed by its deinit, and its thread ends.
-        connection.loop.start(name: threadName) { [weak connection] in connection?.assumeIsolated { $0.step() } }
+        try connection.loop.start(name: threadName) { [weak connection] in connection?.assumeIsolated { $0.step() } }
         do {
             try await connection.connect(address, allowInteractiveAuthorization: allowInteractiveAuthorization)
         } catch {

@@ -57,9 +57,11 @@ public final class BusLoop: SerialExecutor {
     /// the last of it.
     let exited = LoopExit()
 
-    init() {
-        wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        precondition(wakeFD >= 0, "eventfd failed")
+    /// `makeWakeFD` stands in for eventfd(2), so a test can fail it.
+    init(makeWakeFD: () -> Int32 = { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }) throws(BusError) {
+        let fd = makeWakeFD()
+        guard fd >= 0 else { throw BusError.system(errno, "eventfd for the bus thread") }
+        wakeFD = fd
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
@@ -94,8 +96,17 @@ public final class BusLoop: SerialExecutor {
             }
         }
         if startDrain {
-            let thread = spawn(name.withLock { $0 } + "~") { [self] in drain() }
-            pthread_detach(thread)
+            do {
+                let thread = try spawn(name.withLock { $0 } + "~") { [self] in drain() }
+                pthread_detach(thread)
+            } catch {
+                // No thread to spare, and an executor cannot refuse a job (its task would wait
+                // for ever): a thread of Dispatch's pool runs the late work instead.
+                DispatchQueue.global().async { [self] in
+                    threadID.store(UInt(pthread_self()), ordering: .releasing)
+                    drain()
+                }
+            }
         }
     }
 
@@ -115,14 +126,29 @@ public final class BusLoop: SerialExecutor {
     public func isIsolatingCurrentContext() -> Bool? { isOnLoopThread }
 
     /// Starts the thread. `step` runs on it after each batch of jobs: it processes bus I/O and
-    /// says what to wait for next (nil: nothing but jobs).
-    func start(name: String, step: @escaping @Sendable () -> PollRequest?) {
+    /// says what to wait for next (nil: nothing but jobs). `threads` stands in for pthread_create
+    /// (a test fails it). If no thread starts, the loop is stopped: work sent to it runs as late
+    /// work does, and `exited` has fired.
+    func start(
+        name: String, threads: ThreadCreator = .system, step: @escaping @Sendable () -> PollRequest?
+    ) throws(BusError) {
         self.name.withLock { $0 = name }
-        let thread = spawn(name) { [self] in
-            run(step: step)
+        do {
+            let thread = try spawn(name, threads: threads) { [self] in
+                run(step: step)
+                exited.fire()
+            }
+            loopThread.withLock { $0 = thread }
+        } catch {
+            let queued = queue.withLock { queue -> Bool in
+                close(wakeFD)
+                queue.phase = .stopped
+                return !queue.isEmpty
+            }
             exited.fire()
+            if queued { add { _ in } }  // work sent before this runs as late work does
+            throw error
         }
-        loopThread.withLock { $0 = thread }
     }
 
     /// Asks the loop thread to exit once its queue is empty; called on it (by `close()`).
@@ -147,16 +173,22 @@ public final class BusLoop: SerialExecutor {
     }
 
     /// Starts a joinable thread named `name` (at most 15 bytes are kept) that runs `body`.
-    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    private func spawn(
+        _ name: String, threads: ThreadCreator = .system, _ body: @escaping @Sendable () -> Void
+    ) throws(BusError) -> pthread_t {
         let start = ThreadStart { [self] in
             threadID.store(UInt(pthread_self()), ordering: .releasing)
             // Foundation names the current thread with pthread_setname_np (which Glibc's module hides).
             Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
             body()
         }
+        let argument = Unmanaged.passRetained(start)
         var thread = pthread_t()
-        let r = pthread_create(&thread, nil, threadEntry, Unmanaged.passRetained(start).toOpaque())
-        precondition(r == 0, "pthread_create failed: \(r)")
+        let r = threads.create(&thread, argument.toOpaque())
+        guard r == 0 else {
+            argument.release()  // the thread that would have taken it never started
+            throw BusError.system(r, "pthread_create for the bus thread")
+        }
         return thread
     }
 
@@ -219,6 +251,14 @@ public final class BusLoop: SerialExecutor {
             runQueued()
         }
     }
+}
+
+/// How a loop starts its threads: pthread_create, or a stand-in that fails.
+struct ThreadCreator: Sendable {
+    /// Starts `threadEntry` with the argument; 0 or an errno value, as pthread_create returns.
+    let create: @Sendable (UnsafeMutablePointer<pthread_t>, UnsafeMutableRawPointer) -> Int32
+
+    static let system = ThreadCreator { thread, argument in pthread_create(thread, nil, threadEntry, argument) }
 }
 
 /// What a new thread runs; handed over through pthread_create's argument.

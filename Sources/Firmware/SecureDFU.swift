@@ -235,27 +235,17 @@ public actor SecureDFU<C: Clock> where C.Duration == Duration {
 
     /// One write, bounded in time; a failed write means the link went.
     private func send(_ channel: any ByteChannel, _ bytes: [UInt8]) async throws {
-        let clock = self.clock
-        let deadline = clock.now.advanced(by: settings.writeTimeout)
-        let written: Bool
         do {
-            written = try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    try await channel.write(bytes)
-                    return true
-                }
-                group.addTask {
-                    try await clock.sleep(until: deadline, tolerance: nil)
-                    return false
-                }
-                defer { group.cancelAll() }
-                return try await group.next() ?? false
+            try await withDeadline(after: settings.writeTimeout, on: clock) {
+                try await channel.write(bytes)
+                try Task.checkCancellation()  // a write that ends after its deadline is still late
             }
+        } catch is DeadlinePassed {
+            throw DFUError.timeout(phase)
         } catch {
             try Task.checkCancellation()
             throw DFUError.linkLost
         }
-        guard written else { throw DFUError.timeout(phase) }
     }
 
     private func nextResponse(until deadline: C.Instant) async throws -> DFUResponse {

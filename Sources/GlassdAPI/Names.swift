@@ -84,6 +84,12 @@ public enum GlassdErrorName {
     public static let badPhoto = "org.glassd.Error.BadPhoto"
     /// The agent server refused or failed (its code and message are in the error text).
     public static let agentFailed = "org.glassd.Error.AgentFailed"
+    /// A caller polkit (or root-only rules) does not allow; D-Bus's own name.
+    public static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
+    /// Allowed only after authentication, which the caller's message did not allow; D-Bus's own name.
+    public static let interactiveAuthorizationRequired = "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"
+    /// Anything else that failed in glassd itself; D-Bus's own name.
+    public static let failed = "org.freedesktop.DBus.Error.Failed"
 }
 
 /// A query's id: the caller's unique bus name and the serial of its Query call, so a client can

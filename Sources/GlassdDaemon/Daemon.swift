@@ -57,7 +57,7 @@ public enum Daemon {
         // The key is in memory now; keep it out of the environment from here on.
         unsetenv("GLASSD_API_KEY")
 
-        let transport = CurlHTTPTransport()
+        let transport = try CurlHTTPTransport()
         // SUSI answers the questions itself; speech still needs a speech server ([transcription]).
         let susi = config.assistantKind == "susi" ? config.baseURL.map { baseURL in
             SusiClient(
@@ -160,7 +160,7 @@ public enum Daemon {
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
                 GlassdBus.Manager1.Update.method { _ in
-                    throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
+                    throw ErrorMapping.busError(GlassesRefusal.noBluetooth)
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
             ], agents: agents, wake: config.wake, mayShowOnGlasses: mayShowOnGlasses)

@@ -5,6 +5,7 @@ import GlassdAPI
 import GlassdCore
 import Glasses
 import Product
+import Storage
 import Updates
 
 /// The one place where errors become D-Bus errors.
@@ -18,6 +19,12 @@ enum ErrorMapping {
         case let error as VoiceFailure: busError(error)
         case let error as SessionError: busError(error)
         case let error as AgentError: busError(error)
+        case let error as HistoryError: busError(error)
+        case let error as ManagerRefusal: busError(error)
+        case let error as StoreFailure: busError(error)
+        case let error as GlassesRefusal: busError(error)
+        case let error as AgentStartRefusal: busError(error)
+        case let error as AuthorizationRefusal: busError(error)
         case let error as UpdateRefusal: error.busError
         case is CancellationError: busError(VoiceFailure.cancelled)
         default: BusError.failed("\(error)")
@@ -71,7 +78,7 @@ enum ErrorMapping {
             case .rateLimited: GlassdErrorName.rateLimited
             case .upstreamFailed: GlassdErrorName.upstreamFailed
             case .timeout: GlassdErrorName.timeout
-            case .internalFailure: "org.freedesktop.DBus.Error.Failed"
+            case .internalFailure: GlassdErrorName.failed
             }
         return BusError(name: name, message: error.message)
     }
@@ -87,7 +94,7 @@ enum ErrorMapping {
             case .notPaired: GlassdErrorName.notPaired
             case .unreachable: GlassdErrorName.notConnected
             case .bondLost: GlassdErrorName.bondLost
-            case .failed: "org.freedesktop.DBus.Error.Failed"
+            case .failed: GlassdErrorName.failed
             }
         return BusError(name: name, message: error.message)
     }
@@ -103,6 +110,62 @@ extension ErrorMapping {
     }
 }
 
+extension ErrorMapping {
+    /// The caller's input is InvalidArgs; the database's own failure is told only as that (and logged by the caller).
+    static func busError(_ error: HistoryError) -> BusError {
+        switch error {
+        case .invalidQuery, .badLine, .badDescriptor, .tooLarge: BusError(name: GlassdErrorName.invalidArgs, message: error.message)
+        case .busy: BusError(name: GlassdErrorName.busy, message: error.message)
+        case .stalled: BusError(name: GlassdErrorName.timeout, message: error.message)
+        case .failed: busError(StoreFailure.historyUnwritable)
+        }
+    }
+
+    static func busError(_ error: ManagerRefusal) -> BusError {
+        let name =
+            switch error {
+            case .agentHoldsMode: GlassdErrorName.busy
+            case .unknownMode, .notADescriptor: GlassdErrorName.invalidArgs
+            case .noAnswerKept, .noPhotoKept: GlassdErrorName.notFound
+            }
+        return BusError(name: name, message: error.message)
+    }
+
+    static func busError(_ error: StoreFailure) -> BusError {
+        BusError(name: GlassdErrorName.failed, message: error.message)
+    }
+
+    static func busError(_ error: GlassesRefusal) -> BusError {
+        let name =
+            switch error {
+            case .updating: GlassdErrorName.busy
+            case .notThePairedGlasses, .wentAway: GlassdErrorName.notConnected
+            case .noBluetooth: GlassdErrorName.noAdapter
+            case .textTooLong: GlassdErrorName.invalidArgs
+            }
+        return BusError(name: name, message: error.message)
+    }
+
+    static func busError(_ error: AgentStartRefusal) -> BusError {
+        let name =
+            switch error {
+            case .noServer: GlassdErrorName.notConfigured
+            case .sessionRuns: GlassdErrorName.busy
+            case .optionsNotADictionary, .badGraph, .unknownOption: GlassdErrorName.invalidArgs
+            }
+        return BusError(name: name, message: error.message)
+    }
+
+    static func busError(_ error: AuthorizationRefusal) -> BusError {
+        let name =
+            switch error {
+            case .needsAuthentication: GlassdErrorName.interactiveAuthorizationRequired
+            case .unknownCaller, .polkitSilent, .polkitUnreadable, .notAuthorized: GlassdErrorName.accessDenied
+            }
+        return BusError(name: name, message: error.message)
+    }
+}
+
 extension UpdateRefusal {
     var busError: BusError {
         let name =
@@ -114,6 +177,9 @@ extension UpdateRefusal {
             case .notPaired: GlassdErrorName.notPaired
             case .notConnected: GlassdErrorName.notConnected
             case .batteryLow: GlassdErrorName.batteryLow
+            case .accessDenied: GlassdErrorName.accessDenied
+            case .notCancellable: GlassdErrorName.notCancellable
+            case .recordsUnreadable: GlassdErrorName.failed
             }
         return BusError(name: name, message: message)
     }

@@ -3,12 +3,13 @@ import Audio
 import Foundation
 import Logging
 import Product
-import Synchronization
+import Subprocess
+import SystemPackage
 
 /// `[wake] source = "host"`: the host's default microphone through the first recorder installed
 /// (PipeWire's pw-record, PulseAudio's parec, ALSA's arecord), as 16 kHz mono s16 on its stdout.
-/// The pipe is read on a thread of its own (a blocking read, never on the cooperative pool); a
-/// recorder that ends is started again after a pause that doubles up to a minute. Where the
+/// The recorder runs under swift-subprocess, which reads its stdout without blocking the
+/// cooperative pool; a recorder that ends is started again after a pause that doubles up to a minute. Where the
 /// host's audio is out of reach (glassd's system unit: `HostAudioAccess`), WakeService never
 /// starts it.
 enum HostMicrophone {
@@ -29,12 +30,15 @@ enum HostMicrophone {
     }
 
     /// The microphone's audio until the consumer stops reading (the recorder is then ended).
-    static func audio(logger: Logger) -> AsyncStream<WakeWatch.HostAudio> {
+    /// `command` chooses the recorder (tests give a stand-in).
+    static func audio(
+        logger: Logger, command: @escaping @Sendable () -> [String]? = recorderCommand
+    ) -> AsyncStream<WakeWatch.HostAudio> {
         AsyncStream { continuation in
             let task = Task {
                 var pause = Duration.seconds(1)
                 while !Task.isCancelled {
-                    guard let argv = recorderCommand() else {
+                    guard let argv = command() else {
                         continuation.yield(.stopped("No recorder (pw-record, parec or arecord) is installed."))
                         continuation.finish()
                         return
@@ -49,52 +53,48 @@ enum HostMicrophone {
         }
     }
 
-    /// Runs one recorder until it ends or the task is cancelled; true when it recorded for a while
-    /// (a minute), so the next try need not wait long.
+    /// Runs one recorder until it ends or the task is cancelled (then it gets SIGTERM, and SIGKILL
+    /// if it lingers); true when it recorded for a while (a minute), so the next try need not wait
+    /// long. Its stdout is read by Subprocess's own I/O, off the cooperative pool.
     private static func record(
         _ argv: [String], continuation: AsyncStream<WakeWatch.HostAudio>.Continuation, logger: Logger
     ) async -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: argv[0])
-        process.arguments = Array(argv.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardInput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            continuation.yield(.stopped("The microphone's recorder \(argv[0]) could not start: \(error)"))
+        // s16le at the spotter's rate: bytes to samples only, a sample split across reads kept.
+        guard let converter = try? PCMConverter(input: PCMInput(sampleRate: sampleRate, bits: 16)) else {
+            continuation.yield(.stopped("The microphone's audio cannot be converted."))
             return false
         }
-        logger.info("[wake] listening on the host's microphone through \(argv[0])")
-        continuation.yield(.started)
+        var options = PlatformOptions()
+        options.teardownSequence = [.gracefulShutDown(allowedDurationToNextStep: .seconds(2))]
         let started = ContinuousClock.now
-        let reader = pipe.fileHandleForReading
-        let status: Int32 = await withTaskCancellationHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
-                let thread = Thread {
-                    // s16le at the spotter's rate: bytes to samples only, a sample split across reads kept.
-                    if let converter = try? PCMConverter(input: PCMInput(sampleRate: sampleRate, bits: 16)) {
-                        while case let data = reader.availableData, !data.isEmpty {
-                            continuation.yield(.samples(converter.convert(Array(data))))
-                        }
-                    } else {
-                        process.terminate()
-                    }
-                    process.waitUntilExit()
-                    done.resume(returning: process.terminationStatus)
+        var running = false
+        let status: TerminationStatus
+        do {
+            status = try await run(
+                .path(FilePath(argv[0])), arguments: Arguments(Array(argv.dropFirst())), platformOptions: options,
+                input: .none, output: .sequence, error: .discarded
+            ) { execution in
+                running = true
+                logger.info("[wake] listening on the host's microphone through \(argv[0])")
+                continuation.yield(.started)
+                for try await buffer in execution.standardOutput {
+                    continuation.yield(.samples(converter.convert(buffer.withUnsafeBytes { Array($0) })))
                 }
-                thread.name = "host microphone"
-                thread.start()
-            }
-        } onCancel: {
-            process.terminate()
+            }.terminationStatus
+        } catch {
+            if Task.isCancelled { return false }
+            let what = running ? "stopped" : "could not start"
+            continuation.yield(.stopped("The microphone's recorder \(argv[0]) \(what): \(error)"))
+            return false
         }
-        try? reader.close()
         if !Task.isCancelled {
-            continuation.yield(.stopped("The microphone's recorder ended (status \(status))."))
-            logger.notice("[wake] the host's microphone recorder \(argv[0]) ended with status \(status)")
+            let how =
+                switch status {
+                case .exited(let code): "status \(code)"
+                case .signaled(let signal): "signal \(signal)"
+                }
+            continuation.yield(.stopped("The microphone's recorder ended (\(how))."))
+            logger.notice("[wake] the host's microphone recorder \(argv[0]) ended with \(how)")
         }
         return ContinuousClock.now - started > .seconds(60)
     }

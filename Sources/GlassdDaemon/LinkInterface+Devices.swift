@@ -144,21 +144,19 @@ extension LinkInterface {
             methods: [
                 GlassdBus.Device1.Display.method { [supervisor, session, updateMark] call in
                     let text = call.arguments.first?.string ?? ""
-                    guard updateMark.current != .updating else {
-                        throw BusError(name: GlassdErrorName.busy, message: "The glasses are being updated.")
-                    }
+                    guard updateMark.current != .updating else { throw ErrorMapping.busError(GlassesRefusal.updating) }
                     guard text.utf8.count <= Self.maxDisplayBytes else {
-                        throw BusError.invalidArgs("Display takes at most \(Self.maxDisplayBytes) bytes of text.")
+                        throw ErrorMapping.busError(GlassesRefusal.textTooLong(maxBytes: Self.maxDisplayBytes))
                     }
                     guard await supervisor.snapshot().paired == address else {
-                        throw BusError(name: GlassdErrorName.notConnected, message: "These glasses are not paired.")
+                        throw ErrorMapping.busError(GlassesRefusal.notThePairedGlasses)
                     }
                     do {
                         try await session.display(text)
                     } catch SessionError.notConnected(let message) {
-                        throw BusError(name: GlassdErrorName.notConnected, message: message)
+                        throw ErrorMapping.busError(SessionError.notConnected(message))
                     } catch {
-                        throw BusError(name: GlassdErrorName.notConnected, message: "The glasses went away: \(error)")
+                        throw ErrorMapping.busError(GlassesRefusal.wentAway("\(error)"))
                     }
                     return []
                 }

@@ -31,9 +31,7 @@ struct LinkInterface {
     let beforeUnpair = HookList()
 
     private func refuseWhileUpdating() throws(BusError) {
-        guard updateMark.current != .updating else {
-            throw BusError(name: GlassdErrorName.busy, message: "The glasses are being updated.")
-        }
+        guard updateMark.current != .updating else { throw ErrorMapping.busError(GlassesRefusal.updating) }
     }
 
     /// Members added to org.glassd.Manager1.

@@ -52,7 +52,7 @@ extension ManagerInterface {
             try await photos.clear()
         } catch {
             logger.error("cannot clear history: \(error)")
-            throw BusError.failed("Could not clear the conversation history.")
+            throw ErrorMapping.busError(StoreFailure.historyNotCleared)
         }
         logger.info("history cleared")
         return []
@@ -61,7 +61,7 @@ extension ManagerInterface {
     /// The descriptor argument, which this handler owns from here (DBusKit passed a copy).
     private func descriptor(_ call: MethodCall) throws(BusError) -> Int32 {
         guard case .unixFD(let fd) = call.arguments.first, fd >= 0 else {
-            throw BusError.invalidArgs("Expected an open file descriptor.")
+            throw ErrorMapping.busError(ManagerRefusal.notADescriptor)
         }
         return fd
     }
@@ -73,23 +73,17 @@ extension ManagerInterface {
         return [.array(element: "(xsss)", rows)]
     }
 
-    /// Runs `body`, its failure as the D-Bus error callers expect: their input's fault is InvalidArgs.
+    /// Runs `body`, its failure logged as fits and mapped to the D-Bus error callers expect.
     private func mapped<T>(_ body: () async throws(HistoryError) -> T) async throws(BusError) -> T {
         do {
             return try await body()
         } catch {
             switch error {
-            case .invalidQuery, .badLine, .badDescriptor, .tooLarge:
-                throw BusError.invalidArgs(error.message)
-            case .busy:
-                throw BusError(name: GlassdErrorName.busy, message: error.message)
-            case .stalled:
-                logger.notice("history export stopped: its reader took nothing")
-                throw BusError(name: GlassdErrorName.timeout, message: error.message)
-            case .failed(let why):
-                logger.error("history failed: \(why)")
-                throw BusError.failed("The history could not be read or written.")
+            case .stalled: logger.notice("history export stopped: its reader took nothing")
+            case .failed(let why): logger.error("history failed: \(why)")
+            case .invalidQuery, .badLine, .badDescriptor, .tooLarge, .busy: break
             }
+            throw ErrorMapping.busError(error)
         }
     }
 }

@@ -54,11 +54,11 @@ struct ManagerInterface {
                 Manager1.PropertySpec.version(glassdVersion),
                 Manager1.PropertySpec.mode(mode.mode.rawValue) { [mode, sees, logger, agents] value in
                     if agents.isActive {
-                        throw BusError(name: GlassdErrorName.busy, message: "An agent session runs: stop it to change the mode.")
+                        throw ErrorMapping.busError(ManagerRefusal.agentHoldsMode)
                     }
                     guard let text = value.string, let newMode = Mode(rawValue: text) else {
                         let choices = Mode.allCases.map(\.rawValue).joined(separator: ", ")
-                        throw BusError.invalidArgs("Mode must be one of: \(choices).")
+                        throw ErrorMapping.busError(ManagerRefusal.unknownMode(choices: choices))
                     }
                     if newMode == .scene && !sees { throw ErrorMapping.busError(VoiceFailure.cannotSee) }
                     mode.mode = newMode
@@ -75,7 +75,7 @@ struct ManagerInterface {
     /// Without a system bus there is no BlueZ: the link methods say so.
     private var unavailableLinkMethods: [InterfaceSpec.Method] {
         let noBluetooth: @Sendable (MethodCall) async throws -> [DBusValue] = { _ in
-            throw BusError(name: GlassdErrorName.noAdapter, message: "Bluetooth is not available: no system bus.")
+            throw ErrorMapping.busError(GlassesRefusal.noBluetooth)
         }
         let link: [any ContractMethod.Type] = [GlassdBus.Manager1.Pair.self, GlassdBus.Manager1.Unpair.self, GlassdBus.Manager1.Scan.self]
         return link.map { $0.method(noBluetooth) }
@@ -152,9 +152,9 @@ struct ManagerInterface {
             }
         } catch {
             logger.error("cannot read the answer of \(id): \(error)")
-            throw BusError.failed("The history could not be read.")
+            throw ErrorMapping.busError(StoreFailure.historyUnreadable)
         }
-        throw BusError(name: GlassdErrorName.notFound, message: "No answer is kept for the question \"\(id)\".")
+        throw ErrorMapping.busError(ManagerRefusal.noAnswerKept(queryID: id))
     }
 
     /// The photo a question from the glasses was asked about, as a descriptor.
@@ -165,11 +165,9 @@ struct ManagerInterface {
             fd = try await photos.open(queryID: id)
         } catch {
             logger.error("cannot read the photos: \(error)")
-            throw BusError.failed("The photos could not be read.")
+            throw ErrorMapping.busError(StoreFailure.photosUnreadable)
         }
-        guard let fd else {
-            throw BusError(name: GlassdErrorName.notFound, message: "No photo is kept for the question \"\(id)\".")
-        }
+        guard let fd else { throw ErrorMapping.busError(ManagerRefusal.noPhotoKept(queryID: id)) }
         return [.unixFD(fd)]
     }
 }

@@ -48,7 +48,7 @@ final class PolkitAuthority: Sendable {
             if uid == 0 { return .allowed }
         } catch {
             // The caller left, or the bus would not say who it is: nothing to allow.
-            return .refused(Self.denied("Cannot tell who is calling."))
+            return .refused(ErrorMapping.busError(AuthorizationRefusal.unknownCaller))
         }
         let reply: [DBusValue]
         do {
@@ -67,22 +67,19 @@ final class PolkitAuthority: Sendable {
             if first {
                 logger.warning("polkit cannot be asked (\(error)): refusing every caller but root until it answers")
             }
-            return .refused(Self.denied("Authorization is not available (polkit does not answer): \(request.action)."))
+            return .refused(ErrorMapping.busError(AuthorizationRefusal.polkitSilent(action: request.action)))
         }
         guard case .structure(let fields)? = reply.first, fields.count == 3,
             case .bool(let authorized) = fields[0], case .bool(let challenge) = fields[1]
         else {
-            return .refused(Self.denied("polkit gave an answer glassd cannot read: \(request.action)."))
+            return .refused(ErrorMapping.busError(AuthorizationRefusal.polkitUnreadable(action: request.action)))
         }
         failureLogged.withLock { $0 = false }
         if authorized { return .allowed }
         if challenge && !request.interactive {
-            return .refused(
-                BusError(
-                    name: "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
-                    message: "Interactive authentication required: \(request.action)."))
+            return .refused(ErrorMapping.busError(AuthorizationRefusal.needsAuthentication(action: request.action)))
         }
-        return .refused(Self.denied("Not authorized: \(request.action)."))
+        return .refused(ErrorMapping.busError(AuthorizationRefusal.notAuthorized(action: request.action)))
     }
 
     /// Whether `sender` passes Display's check (root does), asked without a dialog and briefly:
@@ -93,9 +90,5 @@ final class PolkitAuthority: Sendable {
             call: .method(GlassdBus.deviceInterface, GlassdBus.DeviceMethod.display), interactive: false)
         if case .allowed = await check(request, timeoutSeconds: Self.displayCheckSeconds) { return true }
         return false
-    }
-
-    private static func denied(_ message: String) -> BusError {
-        BusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
     }
 }

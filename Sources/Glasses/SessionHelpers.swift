@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import GlassdCore
 
 /// Whether `event` happens within `timeout` on `clock` (it is cancelled if not).
 public func happens<C: Clock>(
     within timeout: Duration, on clock: C, _ event: @escaping @Sendable () async -> Void
 ) async throws -> Bool where C.Duration == Duration {
-    try await withThrowingTaskGroup(of: Bool.self) { group in
-        group.addTask {
+    do {
+        try await withDeadline(after: timeout, on: clock) {
             await event()
-            return true
+            try Task.checkCancellation()  // cancelled, so it did not happen
         }
-        group.addTask {
-            try await clock.sleep(for: timeout)
-            return false
-        }
-        let first = try await group.next() ?? false
-        group.cancelAll()
-        return first
+        return true
+    } catch is DeadlinePassed {
+        return false
     }
 }
 

@@ -17,6 +17,12 @@ public struct UpdateRefusal: Error, Sendable, Equatable, CustomStringConvertible
         case notConnected
         /// Below the battery an update needs, unless forced.
         case batteryLow
+        /// A file the caller may not have glassd open for it.
+        case accessDenied
+        /// Cancel in a phase that may not be stopped.
+        case notCancellable
+        /// What glassd keeps of updates could not be read.
+        case recordsUnreadable
     }
 
     public var reason: Reason

@@ -21,9 +21,14 @@ public final class CurlHTTPTransport: HTTPTransport {
     /// transfer finished).
     var exited: OneShotEvent { loop.exited }
 
-    public init() {
+    /// Throws ResourceError when the system has no descriptor or curl no handle to spare.
+    public convenience init() throws(ResourceError) {
         curl_global_init(Int(CURL_GLOBAL_ALL))
-        loop = CurlLoop()
+        try self.init(loop: CurlLoop())
+    }
+
+    init(loop: CurlLoop) {
+        self.loop = loop
         // The thread holds the loop, never the transport: releasing the transport ends it.
         let thread = Thread { [loop] in loop.run() }
         thread.name = "curl"

@@ -23,11 +23,24 @@ final class CurlLoop: Sendable {
     private let commands = Mutex(Commands())
     let nextID = Atomic<UInt64>(1)
     private let wakeFD: Int32
+    /// The multi handle, made here so a failure is the caller's error; `run()` takes it on the
+    /// thread, the only one that uses it.
+    private let multiHandle: Mutex<UnsafeMutableRawPointer?>
     let exited = OneShotEvent()
 
-    init() {
-        wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        precondition(wakeFD >= 0, "eventfd failed")
+    /// `makeWakeFD` and `makeMulti` stand in for eventfd(2) and curl_multi_init, so a test can fail them.
+    init(
+        makeWakeFD: () -> Int32 = { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) },
+        makeMulti: () -> UnsafeMutableRawPointer? = { curl_multi_init() }
+    ) throws(ResourceError) {
+        let fd = makeWakeFD()
+        guard fd >= 0 else { throw ResourceError(call: "eventfd", purpose: "the curl thread's wake-up", errno: errno) }
+        guard let multi = makeMulti() else {
+            close(fd)
+            throw ResourceError(call: "curl_multi_init", purpose: "the curl thread", errno: 0)
+        }
+        wakeFD = fd
+        multiHandle = Mutex(multi)
     }
 
     func submit(_ command: Command) {
@@ -50,7 +63,8 @@ final class CurlLoop: Sendable {
     }
 
     func run() {
-        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
+        // Taken once: `run()` is called once, by the thread the transport starts.
+        guard let multi = multiHandle.withLock({ $0.take() }) else { return }
         var transfers: [UInt64: CurlTransfer] = [:]
         var cancelled = Set<UInt64>()
         var highestStarted: UInt64 = 0

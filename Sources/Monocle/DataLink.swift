@@ -36,12 +36,8 @@ public actor DataLink<C: Clock> where C.Duration == Duration {
             let deadline = clock.now.advanced(by: silence)
             let clock = self.clock
             let acks = self.acks
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await acks.wait(after: ticket) }
-                group.addTask { try? await clock.sleep(until: deadline, tolerance: nil) }
-                await group.next()
-                group.cancelAll()
-            }
+            // Whichever ends the wait, the counts below say what happened.
+            _ = try? await withDeadline(deadline, on: clock) { await acks.wait(after: ticket) }
             try Task.checkCancellation()
             if acked == before && clock.now >= deadline {
                 acked = sent  // silent too long: take it that the device caught up

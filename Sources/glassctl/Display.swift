@@ -17,9 +17,7 @@ struct Display: AsyncParsableCommand {
         try await reportingErrors {
             let client = try await options.connect()
             let paired = try await client.manager.pairedDevice
-            guard paired != "/" else {
-                throw BusError(name: GlassdErrorName.notPaired, message: "No glasses are paired.")
-            }
+            guard paired != "/" else { throw ClientError.notPaired }
             try await client.device(paired).display(text: text)
             if options.json { try printJSON(["shown": true]) }
         }

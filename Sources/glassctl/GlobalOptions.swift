@@ -25,7 +25,8 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Runs a subcommand body, turning D-Bus errors into one clear line and a failing exit code.
+/// Runs a subcommand body, turning glassd's errors and glassctl's own into one clear line and a
+/// failing exit code.
 func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
@@ -33,6 +34,10 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         var text = "glassctl: \(error.message) (\(error.name))\n"
         if let hint = authorizationHint(error) { text += "glassctl: \(hint)\n" }
         FileHandle.standardError.write(Data(text.utf8))
+        throw ExitCode.failure
+    } catch let error as ClientError {
+        let name = error.glassdName.map { " (\($0))" } ?? ""
+        FileHandle.standardError.write(Data("glassctl: \(error.message)\(name)\n".utf8))
         throw ExitCode.failure
     }
 }

@@ -20,7 +20,7 @@ struct Photo: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let source = try await options.connect().manager.photo(queryID: queryID)
-            guard source >= 0 else { throw BusError.failed("no descriptor in the reply") }
+            guard source >= 0 else { throw ClientError.unexpectedReply("no descriptor in the reply") }
             defer { close(source) }
             let target = file == "-" ? 1 : open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard target >= 0 else {
@@ -39,13 +39,13 @@ struct Photo: AsyncParsableCommand {
         while true {
             let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw BusError.failed("reading the photo: \(String(cString: strerror(errno)))") }
+            guard n >= 0 else { throw ClientError.localIO("reading the photo: \(String(cString: strerror(errno)))") }
             if n == 0 { return total }
             var written = 0
             while written < n {
                 let m = buffer.withUnsafeBytes { write(target, $0.baseAddress! + written, n - written) }
                 if m < 0 && errno == EINTR { continue }
-                guard m > 0 else { throw BusError.failed("writing \(file): \(String(cString: strerror(errno)))") }
+                guard m > 0 else { throw ClientError.localIO("writing \(file): \(String(cString: strerror(errno)))") }
                 written += m
             }
             total += n

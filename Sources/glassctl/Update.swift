@@ -133,12 +133,12 @@ struct Update: AsyncParsableCommand {
                 return
             }
         }
-        throw BusError.failed("glassd went away during the update")
+        throw ClientError.glassdLeftDuringUpdate
     }
 
     private func printHistory(_ client: Client) async throws {
         guard case .array(_, let rows) = try await client.manager.updateHistory(limit: limit) else {
-            throw BusError.failed("unexpected reply")
+            throw ClientError.unexpectedReply("unexpected reply")
         }
         struct Row: Encodable {
             var time: String

@@ -4,6 +4,7 @@ import ArgumentParser
 import DBusKit
 import Foundation
 import GlassdAPI
+import GlassdCore
 import GlassdDaemon
 import Audio
 import Logging
@@ -51,6 +52,10 @@ struct Glassd: AsyncParsableCommand {
         } catch let error as BusError {
             FileHandle.standardError.write(Data("glassd: \(error.message)\n".utf8))
             throw ExitCode.failure
+        } catch let error as ResourceError {
+            // Out of descriptors or threads at start: said plainly, no trap.
+            FileHandle.standardError.write(Data("glassd: cannot start: \(error)\n".utf8))
+            throw ExitCode(71)  // EX_OSERR
         }
     }
 

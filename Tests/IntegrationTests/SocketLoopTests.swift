@@ -53,7 +53,7 @@ struct SocketLoopTests {
     func eofIsADrop() async throws {
         let (ours, peer) = try pair()
         let inbox = PacketInbox()
-        let loop = SocketLoop(channels: [.init(notifyFD: ours, writeFD: nil, inbox: inbox)], name: "test-sockets")
+        let loop = try SocketLoop(channels: [.init(notifyFD: ours, writeFD: nil, inbox: inbox)], name: "test-sockets")
         _ = [UInt8]([1, 2, 3]).withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
         #expect(await inbox.next() == .packet([1, 2, 3]))
         close(peer)
@@ -69,7 +69,7 @@ struct SocketLoopTests {
         // A small send buffer, so the serial channel stalls while its peer does not read.
         var size: Int32 = 4096
         setsockopt(serialOurs, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let loop = SocketLoop(
+        let loop = try SocketLoop(
             channels: [.init(notifyFD: nil, writeFD: serialOurs, inbox: nil), .init(notifyFD: nil, writeFD: dataOurs, inbox: nil)],
             name: "test-sockets")
         let packets = Array(repeating: [UInt8](repeating: 0x55, count: 253), count: 2000)
@@ -94,7 +94,7 @@ struct SocketLoopTests {
     @Test("a write from a task cancelled before it writes is refused: CancellationError, nothing sent", arguments: [false, true])
     func cancelledBeforeWrite(stalled: Bool) async throws {
         let (ours, peer) = try pair()
-        let loop = SocketLoop(channels: [.init(notifyFD: nil, writeFD: ours, inbox: nil)], name: "test-sockets")
+        let loop = try SocketLoop(channels: [.init(notifyFD: nil, writeFD: ours, inbox: nil)], name: "test-sockets")
         if stalled {
             // The peer's buffer full: a write that got in uncancelled would never end.
             var filler = [UInt8](repeating: 0xAA, count: 200)
@@ -124,7 +124,7 @@ struct SocketLoopTests {
         weak var released: SocketLoop?
         let exited: OneShotEvent
         do {
-            let loop = SocketLoop(channels: [.init(notifyFD: nil, writeFD: ours, inbox: nil)], name: "test-sockets")
+            let loop = try SocketLoop(channels: [.init(notifyFD: nil, writeFD: ours, inbox: nil)], name: "test-sockets")
             try await loop.write(channel: 0, packets: [[7]])
             released = loop
             exited = loop.exited

@@ -42,7 +42,7 @@ struct SpeechServerTests {
                 #expect(model == "whisper-tiny.en")
                 let client = TranscriptionClient(
                     config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60)),
-                    transport: CurlHTTPTransport())
+                    transport: try CurlHTTPTransport())
                 let heard = try await client.transcribe(wav: question, task: .transcribe).lowercased()
                 #expect(heard.contains("capital") && heard.contains("france"), "\(heard)")
 

@@ -17,8 +17,8 @@ struct SusiServerTests {
         }
     }
 
-    private func client(_ url: String, timeout: Duration = .seconds(20)) -> SusiClient {
-        SusiClient(
+    private func client(_ url: String, timeout: Duration = .seconds(20)) throws -> SusiClient {
+        try SusiClient(
             config: SusiConfig(baseURL: url, timeout: timeout), transport: CurlHTTPTransport(),
             timeZone: TimeZone(identifier: "Asia/Kolkata")!, retry: RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(50)))
     }
@@ -26,7 +26,7 @@ struct SusiServerTests {
     @Test("every kind of answer arrives typed; the question and settings reach the server as sent")
     func kinds() async throws {
         try await withFakeSusi { url in
-            let susi = client(url)
+            let susi = try client(url)
             #expect(try await susi.ask("text").answer == .text("Hello, I am SUSI."))
             #expect(try await susi.ask("link").answer.parts.last == .link(text: "SUSI.AI", url: "https://susi.test/"))
             let news = try await susi.ask("news").answer.parts
@@ -81,7 +81,7 @@ struct SusiServerTests {
         weak var idle: CurlHTTPTransport?
         let idleExited: OneShotEvent
         do {
-            let transport = CurlHTTPTransport()
+            let transport = try CurlHTTPTransport()
             idle = transport
             idleExited = transport.exited
         }
@@ -93,7 +93,7 @@ struct SusiServerTests {
             let exited: OneShotEvent
             let response: HTTPResponse
             do {
-                let transport = CurlHTTPTransport()
+                let transport = try CurlHTTPTransport()
                 released = transport
                 exited = transport.exited
                 response = try await transport.send(HTTPRequest(method: "GET", url: url + "/_requests", timeout: .seconds(10)))

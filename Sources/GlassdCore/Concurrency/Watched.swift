@@ -48,18 +48,15 @@ public final class Watched<Value: Sendable>: Sendable {
             if condition(now) { return now }
             try Task.checkCancellation()
             let changes = self.changes
-            let changed = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
+            let changed: Bool
+            do {
+                try await withDeadline(deadline, on: clock) {
                     await changes.wait(after: ticket)
-                    return true
+                    try Task.checkCancellation()  // cancelled, not changed
                 }
-                group.addTask {
-                    try? await clock.sleep(until: deadline, tolerance: nil)
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
+                changed = true
+            } catch {
+                changed = false  // the deadline; a cancelled caller throws just below
             }
             try Task.checkCancellation()
             if !changed {

@@ -12,21 +12,17 @@ extension PacketInbox {
     /// The next item, unless `deadline` on `clock` comes first. One that arrives as the timer
     /// fires is still returned, never lost.
     public func next<C: Clock>(until deadline: C.Instant, on clock: C) async -> TimedIncoming {
-        await withTaskGroup(of: TimedIncoming.self) { group in
-            group.addTask {
-                if let item = await self.next() { return .item(item) }
-                return Task.isCancelled ? .timedOut : .ended
+        do {
+            let item = try await withDeadline(deadline, on: clock) { () async throws -> Incoming? in
+                guard let item = await self.next() else {
+                    try Task.checkCancellation()  // no item because the wait was cancelled: not the end
+                    return nil
+                }
+                return item
             }
-            group.addTask {
-                try? await clock.sleep(until: deadline, tolerance: nil)
-                return .timedOut
-            }
-            var outcome = await group.next() ?? .timedOut
-            group.cancelAll()
-            for await other in group {
-                if case .item = other { outcome = other }
-            }
-            return outcome
+            return item.map(TimedIncoming.item) ?? .ended
+        } catch {
+            return .timedOut  // the deadline, or the caller was cancelled
         }
     }
 }

@@ -115,11 +115,13 @@ public struct ReconnectLoop<Radio: LinkRadio, C: Clock>: Sendable where C.Durati
         let radio = self.radio
         let clock = self.clock
         let rewatch = policy.rewatch
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await radio.seen(address) }
-            group.addTask { try await clock.sleep(for: rewatch) }
-            defer { group.cancelAll() }
-            try await group.next()
+        do {
+            try await withDeadline(after: rewatch, on: clock) {
+                try await radio.seen(address)
+                try Task.checkCancellation()
+            }
+        } catch is DeadlinePassed {
+            return
         }
     }
 }

@@ -101,16 +101,15 @@ final class AgentService: Service, CustomStringConvertible {
     }
 
     private func start(_ call: MethodCall) async throws -> String {
-        guard let settings, let client else {
-            throw BusError(
-                name: GlassdErrorName.notConfigured,
-                message: "No agent server is configured: set [agent] base_url in glassd.conf to a TEN agent server.")
+        guard let settings, let client else { throw ErrorMapping.busError(AgentStartRefusal.noServer) }
+        let graph: String
+        do throws(AgentStartRefusal) {
+            graph = try Self.graph(in: call.arguments.first, default: settings.graph)
+        } catch {
+            throw ErrorMapping.busError(error)
         }
-        let graph = try Self.graph(in: call.arguments.first, default: settings.graph)
         let number = try sessions.withLock { s throws(BusError) -> UInt32 in
-            guard !s.reserved else {
-                throw BusError(name: GlassdErrorName.busy, message: "An agent session runs already: stop it first.")
-            }
+            guard !s.reserved else { throw ErrorMapping.busError(AgentStartRefusal.sessionRuns) }
             s.reserved = true
             defer { s.next += 1 }
             return s.next
@@ -159,20 +158,20 @@ final class AgentService: Service, CustomStringConvertible {
     var isActive: Bool { sessions.withLock { $0.reserved } }
 
     /// StartAgent's options (dbus/org.glassd.Manager1.xml's keys): `graph` (s) only.
-    static func graph(in options: DBusValue?, default graph: String) throws(BusError) -> String {
+    static func graph(in options: DBusValue?, default graph: String) throws(AgentStartRefusal) -> String {
         guard let options else { return graph }
         let parsed: GlassdBus.Manager1.StartAgentOptions
         do throws(ContractError) {
             parsed = try GlassdBus.Manager1.StartAgentOptions(options)
         } catch {
             switch error {
-            case .wrongType(at: "", _, _): throw BusError.invalidArgs("StartAgent takes a{sv} options.")
-            case .unknownKey(let name, _, _): throw BusError.invalidArgs("Unknown option \(name): StartAgent takes graph.")
-            case .wrongType, .missingArgument: throw BusError.invalidArgs("graph must be a non-empty string (s).")
+            case .wrongType(at: "", _, _): throw .optionsNotADictionary
+            case .unknownKey(let name, _, _): throw .unknownOption(name)
+            case .wrongType, .missingArgument: throw .badGraph
             }
         }
         guard let chosen = parsed.graph else { return graph }
-        guard !chosen.isEmpty else { throw BusError.invalidArgs("graph must be a non-empty string (s).") }
+        guard !chosen.isEmpty else { throw .badGraph }
         return chosen
     }
 

@@ -39,7 +39,11 @@ final class UpdateJob: UpdateProgress {
         GlassdBus.Job1.spec(
             methods: [
                 GlassdBus.Job1.Cancel.method { [self] _ in
-                    try cancel()
+                    do throws(UpdateRefusal) {
+                        try cancel()
+                    } catch {
+                        throw error.busError
+                    }
                     return []
                 }
             ],
@@ -56,9 +60,9 @@ final class UpdateJob: UpdateProgress {
     }
 
     /// Cancel: refused with the reason in phases where stopping would leave the glasses unusable.
-    func cancel() throws(BusError) {
-        let stop = try state.withLock { s throws(BusError) -> (@Sendable () -> Void)? in
-            if let refusal = s.phase.cancelRefusal { throw BusError(name: GlassdErrorName.notCancellable, message: refusal) }
+    func cancel() throws(UpdateRefusal) {
+        let stop = try state.withLock { s throws(UpdateRefusal) -> (@Sendable () -> Void)? in
+            if let refusal = s.phase.cancelRefusal { throw UpdateRefusal(.notCancellable, refusal) }
             guard !s.cancelRequested else { return nil }
             s.cancelRequested = true
             return s.stop

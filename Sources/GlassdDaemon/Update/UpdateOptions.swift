@@ -2,6 +2,7 @@
 import DBusKit
 import GlassdAPI
 import GlassdContract
+import Glasses
 import Glibc
 import Updates
 
@@ -11,8 +12,8 @@ struct UpdateOptions: Sendable {
     var sources: [String: UpdateImages.Source] = [:]
     var force = false
 
-    init(_ value: DBusValue?, components: [String]) throws(BusError) {
-        guard let value, case .dict(_, _, let entries) = value else { throw BusError.invalidArgs("Update takes a{sv} options.") }
+    init(_ value: DBusValue?, components: [String]) throws(UpdateRefusal) {
+        guard let value, case .dict(_, _, let entries) = value else { throw .arguments("Update takes a{sv} options.") }
         // The descriptors are this call's (DBusKit passed copies): read now, all closed in any case.
         let descriptors = entries.compactMap { entry -> Int32? in
             switch entry.value {
@@ -21,8 +22,8 @@ struct UpdateOptions: Sendable {
             }
         }
         defer { for fd in descriptors { close(fd) } }
-        func unknown(_ key: String, _ type: String) -> BusError {
-            BusError.invalidArgs(
+        func unknown(_ key: String, _ type: String) -> UpdateRefusal {
+            .arguments(
                 "Unknown update option \(key) of type \(type): use \(components.joined(separator: " or ")) (s or h) and force (b).")
         }
         let options: GlassdBus.Manager1.UpdateOptions
@@ -41,11 +42,7 @@ struct UpdateOptions: Sendable {
             case .string(let path):
                 sources[key] = .path(path)
             case .unixFD(let fd):
-                do {
-                    sources[key] = .contents(try UpdateImages.read(fd, key))
-                } catch {
-                    throw error.busError
-                }
+                sources[key] = .contents(try UpdateImages.read(fd, key))
             default:
                 throw unknown(key, inner.signature)
             }

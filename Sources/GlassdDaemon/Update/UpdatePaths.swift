@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import Foundation
+import Glasses
 import Glibc
 import Updates
 
@@ -12,7 +13,7 @@ import Updates
 enum UpdatePaths {
     static func checked(
         _ options: UpdateOptions, sender: String, firmwareDirectory: String, connection: BusConnection
-    ) async throws(BusError) -> UpdateOptions {
+    ) async throws(UpdateRefusal) -> UpdateOptions {
         let paths = options.sources.values.contains { if case .path = $0 { true } else { false } }
         guard paths else { return options }
         let uid: UInt32?
@@ -31,7 +32,7 @@ enum UpdatePaths {
     }
 
     /// `source` with its path resolved, if that is under `directory`.
-    private static func within(_ source: UpdateImages.Source, _ directory: String) throws(BusError) -> UpdateImages.Source {
+    private static func within(_ source: UpdateImages.Source, _ directory: String) throws(UpdateRefusal) -> UpdateImages.Source {
         guard case .path(let path) = source else { return source }
         guard let real = realPath(path), let base = realPath(directory), real.hasPrefix(base.hasSuffix("/") ? base : base + "/")
         else {
@@ -48,7 +49,5 @@ enum UpdatePaths {
         return String(cString: resolved)
     }
 
-    private static func refused(_ message: String) -> BusError {
-        BusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
-    }
+    private static func refused(_ message: String) -> UpdateRefusal { UpdateRefusal(.accessDenied, message) }
 }

@@ -90,10 +90,10 @@ final class UpdateService: Sendable {
     // MARK: Update
 
     private func update(_ call: MethodCall) async throws -> String {
-        let options = try await UpdatePaths.checked(
-            try UpdateOptions(call.arguments.first, components: Self.components(kinds)), sender: call.sender,
-            firmwareDirectory: policy.firmwareDirectory, connection: connection)
         do {
+            let options = try await UpdatePaths.checked(
+                try UpdateOptions(call.arguments.first, components: Self.components(kinds)), sender: call.sender,
+                firmwareDirectory: policy.firmwareDirectory, connection: connection)
             guard !isBusy else { throw UpdateRefusal(.busy, "An update is already running.") }
             guard let paired = await supervisor.snapshot().paired else { throw UpdateRefusal(.notPaired, "No glasses are paired.") }
             let pending = try? await history.pendingPackage()
@@ -254,7 +254,7 @@ final class UpdateService: Sendable {
             records = try await history.recent(limit: limit)
         } catch {
             logger.error("update history failed: \(error)")
-            throw BusError.failed("The update history could not be read.")
+            throw UpdateRefusal(.recordsUnreadable, "The update history could not be read.").busError
         }
         let rows = records.map { r in
             DBusValue.structure([
