@@ -41,7 +41,16 @@ struct UpdateDropTests {
             for await event in signals {
                 guard case .signal(let signal) = event else { continue }
                 if signal.member == "LinkDropped" {
-                    // Each point lies round trips with the device after glassd announced its step.
+                    // Each point lies round trips with the device after glassd announced its step,
+                    // but that announcement comes on glassd's connection and the drop on the world's:
+                    // a call to glassd orders them (its reply follows every signal glassd sent
+                    // before), and the job moves on only once the link is back, far later.
+                    if let now = try? await bus.call(
+                        GlassdBus.name, path: job, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                        [.string(GlassdBus.jobInterface), .string(GlassdBus.Job.status)]
+                    ).first?.unwrapped.string {
+                        status = now
+                    }
                     phases.append(status)
                     seen.append("\(signal.arguments.first?.string ?? "?") at \(status) \(percent)%")
                     continue
