@@ -51,15 +51,26 @@ let package = Package(
         // The contract in DBusKit's terms: each method's arguments and InterfaceSpec.Method, the
         // signals, the properties' specs, a struct per a{sv}, typed client proxies.
         .target(name: "GlassdContract", dependencies: ["GlassdAPI", "DBusKit"], swiftSettings: strict, plugins: ["ContractPlugin"]),
-        // Pure: assistant engine, OpenAI codec, SSE, context budget. No C, no D-Bus, no curl.
-        .target(name: "GlassdCore", swiftSettings: strict),
+        // Pure: the concurrency helpers every layer shares (a broadcast, a watched value, a gate,
+        // one deadline helper, backoff), and a resource failure's error.
+        .target(name: "Concurrency", swiftSettings: strict),
+        // Pure: the Bluetooth link's vocabulary: addresses, GATT profiles, byte channels, link
+        // events and states, the packet inbox, the reconnect loop, the paired device's store.
+        .target(name: "LinkKit", dependencies: ["Concurrency"], swiftSettings: strict),
+        // Pure: what an answer is (text, a list, a table, a link, a place, a number), for the
+        // assistant that makes it and the glasses that lay it out.
+        .target(name: "AnswerModel", swiftSettings: strict),
+        // Pure: the assistant: the model clients (OpenAI chat with SSE, transcription, SUSI.AI),
+        // their retries, the conversation's context budget, typed answers from the model. No C,
+        // no D-Bus, no curl (HTTPKit carries its requests).
+        .target(name: "AssistantEngine", dependencies: ["Concurrency", "AnswerModel"], swiftSettings: strict),
 
         // Pure: what every kind of glasses offers the product (session, events, status, answer
         // stream, kind descriptor); the product logic sees only this.
         .target(
             name: "Glasses",
             dependencies: [
-                "GlassdCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+                "Concurrency", "LinkKit", "AnswerModel", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
@@ -68,7 +79,7 @@ let package = Package(
         .target(
             name: "Frame",
             dependencies: [
-                "Glasses", "GlassdCore", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
+                "Glasses", "Concurrency", "LinkKit", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.embedInCode("App/glassd_app.lua"), .embedInCode("App/main.lua")],
@@ -79,7 +90,7 @@ let package = Package(
         .target(
             name: "Monocle",
             dependencies: [
-                "Glasses", "GlassdCore", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
+                "Glasses", "Concurrency", "LinkKit", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [
@@ -95,7 +106,7 @@ let package = Package(
         .target(
             name: "Firmware",
             dependencies: [
-                "GlassdCore", "Glasses", "CZlibCRC", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                "Concurrency", "LinkKit", "Glasses", "CZlibCRC", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strict),
@@ -105,7 +116,7 @@ let package = Package(
         .target(
             name: "Product",
             dependencies: [
-                "GlassdAPI", "GlassdCore", "Glasses", "Audio", "Scene", .product(name: "Logging", package: "swift-log"),
+                "GlassdAPI", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Audio", "Scene", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
@@ -114,7 +125,7 @@ let package = Package(
         .target(
             name: "Updates",
             dependencies: [
-                "GlassdCore", "Glasses", .product(name: "Logging", package: "swift-log"),
+                "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict),
@@ -123,12 +134,12 @@ let package = Package(
         // the microphone's audio for it), and the session that hands the glasses' voice to it.
         .target(
             name: "Agent",
-            dependencies: ["GlassdCore", "Glasses", "Audio", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Audio", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
 
         // Pure: instant local skills (time and date, arithmetic, unit conversion, the glasses' state,
         // repeating the last turn), answered without any server, matched conservatively.
-        .target(name: "Skills", dependencies: ["GlassdCore"], swiftSettings: strict),
+        .target(name: "Skills", dependencies: ["AnswerModel"], swiftSettings: strict),
         // The wake phrase: pocketsphinx's keyphrase search on a thread of its own, and the host's microphone.
         .target(
             name: "Wake", dependencies: ["CPocketSphinx", "Audio", .product(name: "Logging", package: "swift-log")],
@@ -143,16 +154,16 @@ let package = Package(
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
-            dependencies: ["DBusKit", "GlassdCore", "Glasses", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBusKit", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        .target(name: "HTTPKit", dependencies: ["CCurl", "GlassdCore"], swiftSettings: strict),
+        .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency"], swiftSettings: strict),
         // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
         .target(name: "Audio", dependencies: ["CSpeexDSP"], swiftSettings: strict),
         // Scene mode's frame filter: a camera JPEG decoded to grayscale, then dark, blurry, unchanged.
         .target(name: "Scene", dependencies: ["CTurboJPEG"], swiftSettings: strict),
         .target(
             name: "Storage",
-            dependencies: ["GlassdCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["AssistantEngine", "AnswerModel", "LinkKit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         // glassd.conf: its shape checked whole at start-up (unknown keys, types, ranges), the
         // settings each part reads, the API key's sources, the privacy rule. No D-Bus.
@@ -163,7 +174,7 @@ let package = Package(
         .target(
             name: "GlassdDaemon",
             dependencies: [
-                "GlassdAPI", "GlassdConfig", "GlassdContract", "GlassdCore", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth",
+                "GlassdAPI", "GlassdConfig", "GlassdContract", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth",
                 "Glasses", "Monocle", "Frame", "Product", "Updates", "Agent", "WebSocket", "Skills", "Wake",
                 "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -194,52 +205,52 @@ let package = Package(
         .target(name: "CFuzzer"),
         .executableTarget(
             name: "glassd-fuzz",
-            dependencies: ["CFuzzer", "DBusKit", "GlassdCore", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
+            dependencies: ["CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
             swiftSettings: strict),
 
         // What the unit tests share: a clock the test moves.
         .target(
             name: "TestSupport",
             dependencies: [
-                "GlassdCore", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
+                "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "GlassdCoreTests", dependencies: ["GlassdCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "GlassdCoreTests", dependencies: ["AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
-            dependencies: ["Firmware", "GlassdCore", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
+            dependencies: ["Firmware", "Concurrency", "LinkKit", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             swiftSettings: strict),
-        .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "GlassdCore"], swiftSettings: strict),
-        .testTarget(name: "GlassesTests", dependencies: ["Glasses", "GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "Concurrency", "LinkKit"], swiftSettings: strict),
+        .testTarget(name: "GlassesTests", dependencies: ["Glasses", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ProductTests",
             dependencies: [
-                "Product", "Glasses", "GlassdCore", "Audio", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Product", "Glasses", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Audio", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "UpdatesTests",
             dependencies: [
-                "Updates", "Firmware", "Glasses", "GlassdCore", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Updates", "Firmware", "Glasses", "Concurrency", "LinkKit", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "AgentTests", dependencies: ["Agent", "Glasses", "GlassdCore", "Audio", "TestSupport"], swiftSettings: strict),
+            name: "AgentTests", dependencies: ["Agent", "Glasses", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Audio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
-        .testTarget(name: "SkillsTests", dependencies: ["Skills", "GlassdCore"], swiftSettings: strict),
+        .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel"], swiftSettings: strict),
         .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
-        .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "GlassdCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "SceneTests", dependencies: ["Scene", "GlassdCore"], resources: [.copy("Fixtures")], swiftSettings: strict),
+            name: "SceneTests", dependencies: ["Scene", "Concurrency"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "GlassdDaemonTests",
             dependencies: [
-                "GlassdDaemon", "GlassdConfig", "Storage", "GlassdCore", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Firmware", "Product",
+                "GlassdDaemon", "GlassdConfig", "Storage", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Firmware", "Product",
                 "Updates", "Agent", "Wake",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -248,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "GlassdCore", "Glasses", "Monocle", "Frame",
+                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
                 "Firmware", "Audio",
                 "HTTPKit",
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import Foundation
-import GlassdCore
 
 /// The TEN agent server's HTTP API: start, ping and stop an agent on a channel, list what runs,
 /// and the graphs it offers. One request per call, no retries: the session runner decides.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
-import GlassdCore
 import Glasses
+import LinkKit
 
 /// Questions about the mirrored BlueZ tree.
 extension BlueZState.Snapshot {

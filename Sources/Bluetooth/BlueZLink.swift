@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import DBusKit
-import GlassdCore
 import Glibc
+import LinkKit
 import Logging
 
 /// One channel of a link over BlueZ. Writes go in packets of at most MTU − 3 bytes, through the

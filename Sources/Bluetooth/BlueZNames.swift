@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
 import Foundation
-import GlassdCore
+import LinkKit
 
 /// BlueZ's D-Bus names (doc/org.bluez.*.rst).
 enum BlueZ {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import DBusKit
-import GlassdCore
+import LinkKit
 import Synchronization
 
 /// A mirror of org.bluez's objects, kept current from its signals, that tasks can wait on:

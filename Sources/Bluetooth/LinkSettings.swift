@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
 import Glasses
+import LinkKit
 
 /// How the link supervisor finds and keeps the glasses.
 public struct LinkSettings: Sendable {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
 import Glasses
+import LinkKit
 
 /// What the D-Bus side shows of the link and the glasses seen.
 public struct LinkSnapshot: Sendable, Equatable {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
-import GlassdCore
 import Glasses
+import LinkKit
 import Logging
 
 extension LinkError {

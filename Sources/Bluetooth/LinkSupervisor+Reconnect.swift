@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import DBusKit
-import GlassdCore
 import Glasses
+import LinkKit
 import Logging
 
 /// A connection the reconnect loop holds: the link and the BlueZ objects it runs on.

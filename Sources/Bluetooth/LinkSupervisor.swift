@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import DBusKit
 import Foundation
-import GlassdCore
 import Glasses
+import LinkKit
 import Logging
 
 /// Pairs with the glasses, connects, and keeps them connected: reconnecting after drops with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import DBusKit
-import GlassdCore
 import Logging
 import Synchronization
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import Foundation
-import GlassdCore
+import LinkKit
 import Synchronization
 
 /// The sockets BlueZ hands out with AcquireNotify/AcquireWrite (SOCK_SEQPACKET: one packet per

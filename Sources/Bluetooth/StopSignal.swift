@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 
 /// Stops one supervision run and lets the caller wait until it has wound down.
 struct StopSignal: Sendable {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 import Glasses
+import LinkKit
 import Logging
 
 /// The firmware of glasses with a Nordic Secure DFU bootloader (Monocle, Frame): the glasses are

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Firmware
-import GlassdCore
 import Glasses
+import LinkKit
 
 /// Brilliant Frame's (and Halo's) GATT service: the host writes Lua chunks, control bytes and
 /// 0x01-prefixed data to RX, and gets print output and data as TX notifications

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
+import LinkKit
 
 /// The tag in front of each entry of `LuaRepl.printed`.
 private enum Tag {

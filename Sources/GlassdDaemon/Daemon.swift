@@ -1,26 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdConfig
 import Agent
+import AssistantEngine
+import Audio
 import Bluetooth
-import Skills
+import Concurrency
 import CSystemd
 import DBusKit
 import Foundation
+import Frame
 import GlassdAPI
+import GlassdConfig
 import GlassdContract
-import GlassdCore
+import Glasses
 import HTTPKit
-import Audio
+import LinkKit
 import Logging
-import Updates
+import Monocle
 import Product
 import Scene
-import Glasses
-import Frame
-import Monocle
 import ServiceLifecycle
-import UnixSignals
+import Skills
 import Storage
+import UnixSignals
+import Updates
 
 /// How glassd was started.
 public struct DaemonOptions: Sendable {

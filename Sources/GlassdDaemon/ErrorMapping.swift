@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
+import AssistantEngine
 import DBusKit
 import GlassdAPI
-import GlassdCore
 import Glasses
+import LinkKit
 import Product
 import Storage
 import Updates

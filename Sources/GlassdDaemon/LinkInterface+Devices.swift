@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Bluetooth
+import Concurrency
 import DBusKit
 import Foundation
 import GlassdAPI
 import GlassdContract
-import GlassdCore
-import Logging
 import Glasses
+import LinkKit
+import Logging
 import Monocle
 
 /// What LinkInterface has put on the bus, so the next update publishes only differences.

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Bluetooth
+import Concurrency
 import DBusKit
 import Foundation
 import GlassdAPI
 import GlassdContract
-import GlassdCore
 import Glasses
+import LinkKit
 import Logging
 import Product
 

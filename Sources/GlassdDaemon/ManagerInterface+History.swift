@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import DBusKit
-import Glibc
 import GlassdAPI
 import GlassdContract
-import GlassdCore
+import Glibc
 import Logging
 import Storage
 

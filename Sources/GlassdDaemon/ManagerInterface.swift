@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
+import AssistantEngine
 import DBusKit
 import GlassdAPI
 import GlassdContract
-import GlassdCore
+import Glasses
 import Glibc
 import Logging
-import Wake
-import Product
-import Glasses
 import Monocle
+import Product
 import Storage
+import Wake
 
 /// org.glassd.Manager1 on /org/glassd: questions, history and mode over D-Bus.
 struct ManagerInterface {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
+import AssistantEngine
 import DBusKit
 import GlassdAPI
 import GlassdContract
-import GlassdCore
 import Logging
 import Product
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import DBusKit
 import GlassdAPI
 import GlassdContract
-import GlassdCore
 
 /// A typed answer as D-Bus carries it (AnswerTyped, AnswerOf): an a{sv} with its main part's
 /// fields (the first part that is not text, else the first), `text_form`, `answered_by` (empty:

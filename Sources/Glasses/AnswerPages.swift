@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// The text area of a glasses display, in characters of its fixed-width font.
 public struct AnswerLayout: Sendable, Equatable {

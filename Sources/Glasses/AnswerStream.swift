@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
+import Concurrency
 import Synchronization
 
 /// One answer on its way to the glasses while it streams. Pieces are appended as the model sends

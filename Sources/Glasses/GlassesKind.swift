@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import LinkKit
 import Logging
 
 /// Which kind of glasses a device is (org.glassd.Device1.Kind; the spelling is the contract).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
+import LinkKit
 
 /// How a session serves the supervisor's links, whatever the glasses: one at a time, each from
 /// its `up` until its own `down` or a newer `up`. `begin` runs before a link is served (in order

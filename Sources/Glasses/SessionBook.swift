@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
+import Concurrency
 import Logging
 
 /// What every session keeps of where it stands, whatever the glasses: the status of the current

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 
 /// Whether `event` happens within `timeout` on `clock` (it is cancelled if not).
 public func happens<C: Clock>(

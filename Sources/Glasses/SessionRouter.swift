@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
+import LinkKit
 
 /// One session for every kind of glasses: each link that comes up is served by the session of
 /// its kind (told by the link's profile), and the router speaks for the session whose link came

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 import Logging
 
 /// What an updater works with: the paired glasses' session (its own kind's) and link, their

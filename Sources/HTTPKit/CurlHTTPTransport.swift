@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import CCurl
+import Concurrency
 import Foundation
-import GlassdCore
 import Synchronization
 
 /// HTTP over libcurl's multi interface on one dedicated thread: every transfer streams on it

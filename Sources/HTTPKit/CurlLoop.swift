@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import CCurl
+import Concurrency
 import Foundation
-import GlassdCore
 import Synchronization
 
 /// The curl thread of one `CurlHTTPTransport`: the commands it is sent and the multi handle it

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import CCurl
-import GlassdCore
 import Glibc
 
 /// One request on its easy handle, from submission to its last byte. Lives on the curl thread

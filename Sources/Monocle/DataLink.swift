@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
+import LinkKit
 
 /// Writes to the device's data channel, paced so that no more than `window` messages wait on the
 /// device: MicroPython's scheduler queue holds 4 callbacks and drops what comes beyond. The

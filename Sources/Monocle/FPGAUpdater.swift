@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 import Glasses
+import LinkKit
 import Logging
 
 /// A Monocle's FPGA image: written windowed over the data channel (the REPL method as the

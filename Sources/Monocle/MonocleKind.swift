@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Firmware
-import GlassdCore
 import Glasses
+import LinkKit
 
 /// The Monocle's GATT services: the host writes RX and gets notifications on TX.
 public enum MonocleUUID {

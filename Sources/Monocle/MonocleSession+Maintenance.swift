@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 import Glasses
+import LinkKit
 import Logging
 
 /// The glasses' link lent out for an update: the scripts interrupted, the raw REPL entered, and

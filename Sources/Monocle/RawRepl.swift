@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
+import LinkKit
 
 /// Timing and limits of the raw-REPL driver.
 public struct ReplSettings: Sendable {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
-import GlassdCore
 import Glasses
+import LinkKit
 
 /// Large scripts as binary on the data channel: the receiver (DeviceScripts/glassd_receiver.py)
 /// defined once over the REPL, then started for each file with that file's write, the bytes sent

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
-import Logging
+import AssistantEngine
 import Glasses
+import Logging
 
 /// A question that starts a new conversation because the last one used more tokens than
 /// `[assistant] conversation_token_limit`: logged, and said on the glasses in a heading line

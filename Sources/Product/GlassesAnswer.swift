@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
-import Logging
+import AnswerModel
 import Glasses
+import Logging
 
 /// An answer's work and its display on the glasses, side by side: `work` streams text into the
 /// stream while the stream's writer sends it, paced by the link; a failure of the work is shown

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
 
 /// What went wrong, said in a few words for the glasses' seven lines of 26 characters (the full
 /// message goes to QueryFailed and the log).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
+import Concurrency
 import Synchronization
 
 /// The current mode, read by every query and written by the Mode property's setter on the bus

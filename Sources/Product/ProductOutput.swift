@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
 
 /// What the product says about questions and scene mode as they happen. The daemon sends these
 /// as org.glassd.Manager1 signals; tests record them.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
+import Concurrency
 import Foundation
-import GlassdCore
 import Glasses
 import Logging
 import Scene

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
 
 /// Why a question from the glasses got no answer, beyond the assistant's own errors.
 public enum VoiceFailure: Error, Sendable, Equatable {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
+import AssistantEngine
 import Audio
+import Concurrency
 import Foundation
 import GlassdAPI
-import GlassdCore
 import Glasses
 import Logging
 

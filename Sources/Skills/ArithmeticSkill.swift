@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// "What is 17 times 23", "(2 + 3) * 4", "15 percent of 80": the whole utterance must be one
 /// calculation with at least one operator; a bare number ("what is 1975") goes to the model.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// "What's the date": today's weekday and date in the wearer's zone.
 enum DateSkill {

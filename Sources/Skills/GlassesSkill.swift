@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// "What's my battery", "are my glasses connected": read from the session's state, which the
 /// model cannot know.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// A local skill's stable name, as `[skills] enabled = [...]` spells it.
 public enum SkillName: String, Sendable, CaseIterable {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// "What did I just ask", "repeat that": the last turn again, without asking the model to
 /// recall it (and without adding a turn it would then see twice).

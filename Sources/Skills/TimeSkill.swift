@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// "What time is it": the local time on a 24-hour clock. A place named ("... in Tokyo") is not
 /// matched: the model knows zones by name, this skill only knows the wearer's.

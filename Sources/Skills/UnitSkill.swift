@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 
 /// "Convert 5 miles to km", "how many feet in 3 meters", "72 °F to °C": a quantity and a target
 /// unit, both made of known words only, so "how many miles to the moon" stays with the model.

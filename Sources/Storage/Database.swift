@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 import GRDB
-import GlassdCore
 
 /// glassd's SQLite database: WAL, foreign keys, migrated on open. A write that returned has
 /// reached the WAL with a full sync, so it survives kill -9 and power loss alike.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import GRDB
-import GlassdCore
 import Synchronization
 
 /// Every stored message, past conversations and imported ones included: the last ones by time,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import GRDB
-import GlassdCore
 
 /// Conversation history in SQLite. The newest conversation glassd started (not imported) is the
 /// current one; clearing the history deletes every message. A turn's token report is on its

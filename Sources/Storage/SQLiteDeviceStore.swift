@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import GRDB
-import GlassdCore
+import LinkKit
 
 /// The paired glasses in SQLite: at most one row is the pairing (the newest).
 public struct SQLiteDeviceStore: DeviceStore {

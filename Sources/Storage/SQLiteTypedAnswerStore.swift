@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
+import AssistantEngine
 import GRDB
-import GlassdCore
 
 /// Typed answers by query id (Migrations, v8): the parts as JSON and who answered.
 public struct SQLiteTypedAnswerStore: TypedAnswerStore {

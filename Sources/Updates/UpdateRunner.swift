@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 import Glasses
 
 /// Runs a planned update on the paired glasses: each planned image by its kind's updater, in the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdConfig
+import AssistantEngine
 import Firmware
-import GlassdCore
+import GlassdConfig
 import GlassdDaemon
 import Monocle
 import Scene

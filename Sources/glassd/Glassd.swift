@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdConfig
 import ArgumentParser
+import Audio
+import Concurrency
 import DBusKit
 import Foundation
 import GlassdAPI
-import GlassdCore
+import GlassdConfig
 import GlassdDaemon
-import Audio
 import Logging
 import Wake
 

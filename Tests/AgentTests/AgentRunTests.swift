@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
+import AssistantEngine
 import Audio
+import Concurrency
 import Foundation
-import GlassdCore
 import Glasses
 import Logging
 import Synchronization
-import TestSupport
 import Testing
+import TestSupport
 
 /// A TEN server's HTTP API in memory: answers by path, records every request, fails as told.
 final class FakeTENAPI: HTTPTransport {

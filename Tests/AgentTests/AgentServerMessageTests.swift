@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
+import Concurrency
 import Foundation
-import GlassdCore
-import TestSupport
 import Testing
+import TestSupport
 
 @Suite("Agent server messages", .timeLimit(.minutes(5)))
 struct AgentServerMessageTests {

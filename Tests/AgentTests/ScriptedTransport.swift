@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
 import Synchronization
 
 /// Answers requests from a script of canned replies and records what it was sent.

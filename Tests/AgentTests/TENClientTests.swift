@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
-import GlassdCore
+import AssistantEngine
 import Testing
 
 @Suite("TEN client", .timeLimit(.minutes(5)))

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Agent
+import Concurrency
 import Foundation
-import GlassdCore
-import TestSupport
 import Testing
+import TestSupport
 
 /// Chunks made as TEN's message collector makes them: JSON → UTF-8 → base64, cut into slices so
 /// that each `id|index|total|slice` is at most `limit` bytes.

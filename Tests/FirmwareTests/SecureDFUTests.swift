@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Firmware
-import GlassdCore
 import Synchronization
+import LinkKit
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Frame
-import GlassdCore
+import LinkKit
 import Synchronization
 
 /// An in-memory Brilliant Frame on one RX/TX pair, behaving as its firmware does: every write is

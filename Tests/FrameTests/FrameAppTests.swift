@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Frame
 import Glasses
-import GlassdCore
+import LinkKit
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-@testable import GlassdCore
+@testable import AnswerModel
+@testable import AssistantEngine
 import Testing
 
 @Suite("Ordered JSON", .timeLimit(.minutes(5)))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+@testable import AnswerModel
+@testable import AssistantEngine
 import Foundation
-@testable import GlassdCore
 import Synchronization
 import Testing
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import Foundation
-import GlassdCore
 import Synchronization
 import Testing
 

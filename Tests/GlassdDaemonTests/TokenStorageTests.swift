@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import Foundation
 import GRDB
-import GlassdCore
 import Storage
 import Testing
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import Firmware
-import GlassdCore
 import Glasses
+import LinkKit
 import Monocle
 import Testing
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AnswerModel
+import Concurrency
 import Glasses
+import LinkKit
 import Testing
 
 @Suite("Typed answers laid out in pages for the display", .timeLimit(.minutes(5)))

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
+import Concurrency
 @testable import Glasses
 import Synchronization
 import Testing

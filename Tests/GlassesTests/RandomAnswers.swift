@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AnswerModel
+import Concurrency
 
 /// Random typed answers of every kind, with long words, blank lines and non-ASCII letters.
 /// Drawn from GlassdCore's SplitMix64: the same answers on every run, so a failure can be replayed.

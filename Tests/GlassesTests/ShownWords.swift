@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AnswerModel
 import Glasses
 
 /// Checks that pages show an answer's whole content in order: whitespace aside (wrapping and

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import Bluetooth
+import Concurrency
 import DBusKit
 import Foundation
 import Frame
-import GlassdCore
 import Glasses
+import LinkKit
 import Logging
 import Monocle
 import Testing

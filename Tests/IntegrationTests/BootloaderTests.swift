@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 @testable import Bluetooth
+import Concurrency
 import DBusKit
 import Firmware
 import Foundation
-import GlassdCore
+import LinkKit
 import Logging
 import Synchronization
 import Testing

@@ -2,9 +2,9 @@
 @testable import Bluetooth
 import DBusKit
 import Foundation
-import GlassdCore
-import Monocle
+import LinkKit
 import Logging
+import Monocle
 import Synchronization
 import Testing
 

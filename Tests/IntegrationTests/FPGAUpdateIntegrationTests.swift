@@ -2,7 +2,7 @@
 @testable import Bluetooth
 import DBusKit
 import Foundation
-import GlassdCore
+import LinkKit
 import Logging
 import Monocle
 import Testing

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import Foundation
-import GlassdCore
 import Testing
 
 private let targets = ["data-channel", "repl-reply", "sse", "dfu-package", "jpeg", "config", "dbus-message"]

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import DBusKit
 import Foundation
 import GlassdAPI
-import GlassdCore
 import Testing
 
 private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil

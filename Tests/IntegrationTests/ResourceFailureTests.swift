@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import Bluetooth
+import Concurrency
 @testable import DBusKit
 import Foundation
-import GlassdCore
 import Glibc
 @testable import HTTPKit
+import LinkKit
 import Testing
 
 /// Out of descriptors or threads, the loops' initialisers throw what failed, with errno, and the

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import Bluetooth
+import Concurrency
 import Foundation
-import GlassdCore
 import Glibc
+import LinkKit
 import Testing
 
 /// The socket loop over real SOCK_SEQPACKET socket pairs, standing in for BlueZ's acquired sockets.

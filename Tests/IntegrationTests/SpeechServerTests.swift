@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+@testable import AssistantEngine
 import Foundation
-@testable import GlassdCore
 import HTTPKit
 import Testing
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
+import AssistantEngine
+import Concurrency
 import Foundation
-import GlassdCore
 @testable import HTTPKit
 import Testing
 

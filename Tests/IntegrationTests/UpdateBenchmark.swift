@@ -3,7 +3,7 @@ import Bluetooth
 import DBusKit
 import Firmware
 import Foundation
-import GlassdCore
+import LinkKit
 import Monocle
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
-import GlassdCore
+import LinkKit
 import Monocle
 import Synchronization
 import Testing

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Crypto
 import Foundation
-import GlassdCore
 import Monocle
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
 import Glasses
+import LinkKit
 import Monocle
 import Testing
 

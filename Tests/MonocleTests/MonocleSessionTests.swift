@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
-import Logging
+import Concurrency
 import Glasses
+import LinkKit
+import Logging
 import Monocle
 import Synchronization
 import Testing

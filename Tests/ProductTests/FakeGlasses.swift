@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import AssistantEngine
+import Concurrency
 import Glasses
+import LinkKit
 import Product
 import Synchronization
 

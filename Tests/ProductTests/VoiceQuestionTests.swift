@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import Audio
 import Foundation
-import GlassdCore
 import Glasses
 import Logging
 import Product

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
-import GlassdCore
 import Skills
 
 /// The tests' clock: Thursday 2026-11-26 14:05:09 UTC.

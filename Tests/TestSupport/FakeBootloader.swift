@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Firmware
-import GlassdCore
+import LinkKit
 import Synchronization
 
 /// A small, honest model of the nRF5 SDK's Secure DFU bootloader behind two in-memory channels:

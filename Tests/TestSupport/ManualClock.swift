@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import GlassdCore
+import Concurrency
 import Synchronization
 
 /// A clock that moves only when the test says so: sleepers wake when `advance` passes their

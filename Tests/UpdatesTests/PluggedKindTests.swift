@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import Foundation
-import GlassdCore
 import Glasses
 import Logging
 import Synchronization

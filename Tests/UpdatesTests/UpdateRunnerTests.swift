@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import Firmware
-import GlassdCore
 import Glasses
+import LinkKit
 import Logging
 import Synchronization
 import Testing

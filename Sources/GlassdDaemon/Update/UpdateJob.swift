@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 import DBusKit
 import GlassdAPI
 import GlassdContract
-import GlassdCore
 import Glasses
 import Synchronization
 import Updates

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Bluetooth
+import Concurrency
 import DBusKit
 import Foundation
 import GlassdAPI
 import GlassdContract
-import GlassdCore
-import Logging
-import Updates
 import Glasses
+import LinkKit
+import Logging
 import Storage
 import Synchronization
+import Updates
 
 /// What an update adds to the paired device's State.
 enum UpdateMark: Sendable, Equatable {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import Bluetooth
-import GlassdCore
+import LinkKit
 import Monocle
 
 extension BLEWorld {

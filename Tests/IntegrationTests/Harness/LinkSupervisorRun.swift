@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import Bluetooth
 import DBusKit
-import GlassdCore
+import LinkKit
 import Logging
 
 extension BLEWorld {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 
 /// An answer glassd gives itself, without a server (a local skill's).
 public struct LocalAnswer: Sendable, Equatable {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import Foundation
 
 /// A typed answer as JSON, for storage: `[{"kind": "table", "columns": [...], "rows": [[...]]}, ...]`.

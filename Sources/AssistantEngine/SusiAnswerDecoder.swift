@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 
 /// Turns a SUSI chat.json body into answer parts: the first answer's actions, performed in
 /// order (SUSI's answers are alternatives; the actions of the chosen one all belong together).

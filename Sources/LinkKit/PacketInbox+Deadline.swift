@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 
 /// What a reader with a deadline gets.
 public enum TimedIncoming: Sendable, Equatable {

@@ -4,7 +4,7 @@
 /// Deterministic on purpose: multipart boundaries that depend on the request alone, and fuzz
 /// cases that repeat from run to run.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
-    static let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
+    public static let golden: UInt64 = 0x9E37_79B9_7F4A_7C15
     private var state: UInt64
 
     public init(seed: UInt64) { state = seed }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 
 /// What SUSI answered, as glassd can show it.
 public struct SusiReply: Sendable, Equatable {

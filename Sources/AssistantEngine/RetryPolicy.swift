@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 
 /// When to try an upstream request again: capped exponential backoff with jitter, Retry-After
 /// honoured, all inside one overall deadline.

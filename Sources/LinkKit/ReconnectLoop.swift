@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 
 /// What the reconnect loop needs from the Bluetooth stack: BlueZ in glassd, a fake in tests.
 public protocol LinkRadio: Sendable {

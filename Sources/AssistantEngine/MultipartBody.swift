@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 
 /// A `multipart/form-data` body (RFC 7578): text fields, then files, each part opened by the
 /// boundary line and the whole closed by `--boundary--`.

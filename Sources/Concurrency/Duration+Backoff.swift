@@ -3,7 +3,7 @@
 extension Duration {
     /// `base` doubled `attempt` times, but never more than `cap`: the common core of the HTTP retry
     /// and the reconnect backoff (each adds its own jitter).
-    static func doubling(_ base: Duration, attempt: Int, cap: Duration) -> Duration {
+    public static func doubling(_ base: Duration, attempt: Int, cap: Duration) -> Duration {
         min(base * Double(1 << min(max(attempt, 0), 30)), cap)
     }
 }
