@@ -30,9 +30,17 @@ struct EmbeddedLimitsTests {
         try await BLEWorld.with { ble in
             try await ble.withSession(monocle, config: try embeddedConfig(ble, speechServer: false)) { bus, vm in
                 try await ble.pairReady(monocle, bus)
-                try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
                 let before = try await ble.world.serverRequests().count
-                let seen = try await nextQuestion(bus) { try await vm.call("Tap") }
+                var seen: [BusSignal] = []
+                // On a loaded run the virtual Monocle can fall silent past glassd's 10 s and the
+                // recording breaks off (NoSpeech, "Tap to try again"); the wearer taps again, as told.
+                for _ in 0..<3 {
+                    try await vm.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                    try await vm.waitForDisplay(containing: "Tap to speak")
+                    seen = try await nextQuestion(bus) { try await vm.call("Tap") }
+                    let brokeOff = seen.last?.arguments.dropFirst(2).first?.string?.contains("stopped sending the recording") == true
+                    if !brokeOff { break }
+                }
                 #expect(seen.last?.member == GlassdBus.Signal.queryFailed, "\(seen.map(\.arguments))")
                 #expect(seen.last?.arguments.dropFirst().first == .string(GlassdErrorName.notConfigured))
                 let message = seen.last?.arguments.dropFirst(2).first?.string ?? ""
