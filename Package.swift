@@ -240,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "AgentTests", dependencies: ["Agent", "Glasses", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Audio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
-        .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel"], swiftSettings: strict),
+        .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import AssistantEngine
 import Concurrency
 import Synchronization
 
