@@ -66,9 +66,10 @@ def take():
 
 
 def send(tag, payload=b''):
-    _out.write(struct.pack('<BI', ord(tag), len(payload)))
-    if payload:
-        _out.write(payload)
+    # One write: a callback micropython.schedule runs between two bytecodes could otherwise put
+    # its own frame between this header and its payload (a flood of them did, and the host read
+    # a display frame with events inside).
+    _out.write(struct.pack('<BI', ord(tag), len(payload)) + payload)
 
 
 def event(text):
