@@ -34,7 +34,7 @@ public struct Sighting: Sendable, Equatable {
 public struct GlassesKind: Sendable {
     /// The names it gives devices (Device1.Kind), the first its own: a variant told apart once
     /// connected (a Halo among Frames) comes after it.
-    public var names: [GlassesKindName]
+    public let names: [GlassesKindName]
     /// How a sentence names one: "a Monocle".
     public var title: String
     /// Its updatable components, in the order an update installs them.
