@@ -29,18 +29,17 @@ public struct UpdateAdmission: Sendable {
         }
     }
 
-    /// What to do.
+    /// What to do with the images read.
     public enum Decision: Sendable, Equatable {
-        /// Go on with the image an earlier update kept (no files needed).
-        case resumeKept
         /// Send the given image to glasses in their bootloader, as a resumed transfer.
         case recover
         case start(UpdatePlan)
     }
 
-    /// Before the images are read: the kept image of an update cut short goes on first.
-    public static func beforeImages(_ situation: Situation) -> Decision? {
-        situation.status.state != .ready && situation.pendingForThem ? .resumeKept : nil
+    /// Before the images are read: whether the image an update cut short kept goes on first
+    /// (no files needed).
+    public static func resumesKept(_ situation: Situation) -> Bool {
+        situation.status.state != .ready && situation.pendingForThem
     }
 
     /// With the images read: refused, recovered, or planned.

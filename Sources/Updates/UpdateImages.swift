@@ -5,23 +5,20 @@ import Glasses
 
 /// The images an update installs, read whole and checked by their updaters before anything is sent.
 public struct UpdateImages: Sendable {
-    /// By component, each prepared by the paired kind's updater.
-    public var images: [String: ComponentImage]
+    /// Each prepared by its updater, in the order their kind installs them (one per component).
+    public private(set) var ordered: [ComponentImage]
     /// The kind of glasses the manifest pins these for; nil for files given to Update, which go to
     /// whatever glasses are paired.
     public var kind: GlassesKindName?
-    /// The components in the order their kind installs them.
-    public private(set) var order: [String]
 
     public init(_ images: [ComponentImage] = [], kind: GlassesKindName? = nil) {
-        self.images = Dictionary(images.map { ($0.component, $0) }, uniquingKeysWith: { $1 })
+        var seen = Set<String>()
+        ordered = images.filter { seen.insert($0.component).inserted }
         self.kind = kind
-        order = images.map(\.component)
     }
 
-    public subscript(_ component: String) -> ComponentImage? { images[component] }
-    public var ordered: [ComponentImage] { order.compactMap { images[$0] } }
-    public var isEmpty: Bool { images.isEmpty }
+    public subscript(_ component: String) -> ComponentImage? { ordered.first { $0.component == component } }
+    public var isEmpty: Bool { ordered.isEmpty }
 
     /// A file given as a path, or the contents of one passed as a descriptor.
     public enum Source: Sendable {

@@ -33,9 +33,9 @@ struct UpdateAdmissionTests {
 
     @Test("a kept image goes on first while the glasses are away; not when they are ready")
     func kept() {
-        #expect(UpdateAdmission.beforeImages(Self.situation(.disconnected, pending: true)) == .resumeKept)
-        #expect(UpdateAdmission.beforeImages(Self.situation(.ready, pending: true)) == nil)
-        #expect(UpdateAdmission.beforeImages(Self.situation(.disconnected)) == nil)
+        #expect(UpdateAdmission.resumesKept(Self.situation(.disconnected, pending: true)))
+        #expect(!UpdateAdmission.resumesKept(Self.situation(.ready, pending: true)))
+        #expect(!UpdateAdmission.resumesKept(Self.situation(.disconnected)))
     }
 
     @Test("glasses away: recovered from their bootloader when it is in sight and the image can do it; else not connected, or busy")

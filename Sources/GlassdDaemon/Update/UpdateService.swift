@@ -36,6 +36,8 @@ final class UpdateService: Sendable {
     let sessions: SessionRouter
     /// Every kind glassd knows, the first the default (as the link supervisor has them).
     let kinds: [GlassesKind]
+    /// Every component of every kind, for Update's options.
+    let components: [String]
     let supervisor: LinkSupervisor
     let statuses: Watched<SessionStatus>
     let history: SQLiteUpdateHistory
@@ -69,6 +71,7 @@ final class UpdateService: Sendable {
         self.sessions = sessions
         self.supervisor = supervisor
         kinds = supervisor.settings.kinds
+        components = Self.components(kinds)
         self.statuses = statuses
         self.history = history
         self.policy = policy
@@ -93,7 +96,7 @@ final class UpdateService: Sendable {
     private func update(_ call: MethodCall) async throws -> String {
         do {
             let options = try await UpdatePaths.checked(
-                try UpdateOptions(call.arguments.first, components: Self.components(kinds)), sender: call.sender,
+                try UpdateOptions(call.arguments.first, components: components), sender: call.sender,
                 firmwareDirectory: policy.firmwareDirectory, connection: connection)
             guard !isBusy else { throw UpdateRefusal(.busy, "An update is already running.") }
             guard let paired = await supervisor.snapshot().paired else { throw UpdateRefusal(.notPaired, "No glasses are paired.") }
@@ -101,12 +104,12 @@ final class UpdateService: Sendable {
             let situation = UpdateAdmission.Situation(
                 status: statuses.current, kind: await pairedKind(), kinds: kinds, pendingForThem: pending?.device == paired.description,
                 bootloaderSighted: supervisor.bootloaderSighted.current, minBattery: policy.minBattery)
-            if let pending, UpdateAdmission.beforeImages(situation) == .resumeKept {
+            if let pending, UpdateAdmission.resumesKept(situation) {
                 return try await resume(try await images(pending)).path
             }
             let images = try UpdateImages.load(options.sources, directory: policy.firmwareDirectory, kind: situation.kind, kinds: kinds)
             switch try UpdateAdmission.decide(images, force: options.force, situation) {
-            case .recover, .resumeKept:
+            case .recover:
                 logger.notice("the glasses are in their bootloader: sending the given image")
                 return try await resume(images).path
             case .start(let plan):
