@@ -216,6 +216,10 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Tests/TestSupport", swiftSettings: strict),
+        // A kind of glasses made only in the tests (two radios, one updatable component): what a new kind brings.
+        .target(
+            name: "FakeKinds", dependencies: ["Glasses", "Concurrency", "LinkKit", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/FakeKinds", swiftSettings: strict),
         .testTarget(name: "GlassdCoreTests", dependencies: ["AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
@@ -234,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "UpdatesTests",
             dependencies: [
-                "Updates", "Firmware", "Glasses", "Concurrency", "LinkKit", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Updates", "Firmware", "Glasses", "Concurrency", "LinkKit", "TestSupport", "FakeKinds", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(
@@ -260,7 +264,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
-                "Firmware", "Audio",
+                "Firmware", "Audio", "FakeKinds",
                 "HTTPKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

@@ -51,23 +51,56 @@ extension BlueZState.Snapshot {
         return found
     }
 
-    /// Glasses of `kinds` known under `adapter`, in no particular order.
+    /// Glasses of `kinds` known under `adapter`, in no particular order: one result per pair, its
+    /// radios gathered by the kind's `radioOf` (a radio it cannot place is left out).
     func glasses(under adapter: String, kinds: [GlassesKind]) -> [ScanResult] {
         let characteristics = characteristicUUIDs(under: adapter)
-        return objects.compactMap { path, interfaces in
+        var single: [ScanResult] = []
+        var pairs: [String: (kind: GlassesKind, radios: [(radio: ScanResult.Radio, name: String)])] = [:]
+        for (path, interfaces) in objects {
             guard path.hasPrefix(adapter + "/"), let device = interfaces[BlueZ.device],
-                let address = device["Address"]?.string.flatMap(BluetoothAddress.init)
-            else { return nil }
-            guard let sighting = sighting(path, characteristics: characteristics[path] ?? []), let kind = kinds.identify(sighting)
-            else { return nil }
+                let address = device["Address"]?.string.flatMap(BluetoothAddress.init),
+                let sighting = sighting(path, characteristics: characteristics[path] ?? []),
+                let (kind, identified) = kinds.identify(sighting)
+            else { continue }
             let rssi = device["RSSI"]?.int64.map { Int16(clamping: $0) } ?? Int16.min
-            return ScanResult(address: address, name: sighting.name ?? "", rssi: rssi, kind: kind.name)
+            guard kind.isMultiRadio else {
+                // As identified: a variant (Halo) once it has shown what tells it apart.
+                single.append(ScanResult(address: address, name: sighting.name ?? "", rssi: rssi, kind: identified))
+                continue
+            }
+            guard let (pair, role) = kind.radioOf(sighting), kind.radios.contains(role) else { continue }
+            let key = kind.name.rawValue + "\u{0}" + pair
+            pairs[key, default: (kind, [])].radios.append((.init(role: role, address: address, rssi: rssi), sighting.name ?? pair))
         }
+        return single
+            + pairs.values.map { kind, seen in
+                // One radio per role (a stale object of a radio's earlier address loses to the one
+                // advertising); the pair is named as its first radio is.
+                var byRole: [String: (radio: ScanResult.Radio, name: String)] = [:]
+                for entry in seen where byRole[entry.radio.role].map({ entry.radio.rssi > $0.radio.rssi }) ?? true {
+                    byRole[entry.radio.role] = entry
+                }
+                let radios = kind.radios.compactMap { byRole[$0] }
+                return ScanResult(
+                    address: radios[0].radio.address, name: radios[0].name, rssi: radios.map(\.radio.rssi).max() ?? Int16.min,
+                    kind: kind.name, radios: radios.map(\.radio))
+            }
     }
 
-    /// Glasses bluetoothd sees advertising now (it has an RSSI for them).
+    /// Glasses bluetoothd sees advertising now (it has an RSSI for at least one of their radios).
     func inSight(under adapter: String, kinds: [GlassesKind]) -> [ScanResult] {
         glasses(under: adapter, kinds: kinds).filter { $0.rssi != Int16.min }
+    }
+
+    /// Each radio of `glasses` as BlueZ shows it now: connected, advertising (in range) or not.
+    func radioStates(_ glasses: PairedGlasses, under adapter: String) -> [LinkSnapshot.Radio] {
+        glasses.radios.map { radio in
+            let device = devicePath(adapter, radio.address)
+            let state: LinkSnapshot.RadioState =
+                isConnected(device) ? .connected : properties(device, BlueZ.device)?["RSSI"] != nil ? .inRange : .outOfRange
+            return LinkSnapshot.Radio(address: radio.address, role: radio.role, state: state)
+        }
     }
 
     func isConnected(_ device: String) -> Bool {

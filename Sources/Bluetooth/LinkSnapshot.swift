@@ -13,6 +13,22 @@ public struct LinkSnapshot: Sendable, Equatable {
         public var reconnectCount: UInt32
         /// nil for paired glasses not in BlueZ's sight now.
         public var kind: GlassesKindName?
+        /// The radios the glasses are made of (Device1.Radios), in the kind's order.
+        public var radios: [Radio]
+    }
+
+    /// Where one radio of a pair of glasses stands, as BlueZ shows it.
+    public enum RadioState: String, Sendable {
+        case connected
+        /// Advertising: bluetoothd has an RSSI for it now.
+        case inRange = "in-range"
+        case outOfRange = "out-of-range"
+    }
+
+    public struct Radio: Sendable, Equatable {
+        public var address: BluetoothAddress
+        public var role: String
+        public var state: RadioState
     }
 
     public var state: LinkState

@@ -4,8 +4,9 @@ import Glasses
 import LinkKit
 import Logging
 
-/// The paired glasses' bootloader: while a firmware update runs, the Monocle's application is gone
-/// and a Nordic Secure DFU bootloader ("DfuTarg") advertises at the glasses' address + 1.
+/// The paired glasses' bootloader: while a firmware update runs, the glasses' application is gone
+/// and their bootloader advertises where their kind says (a Nordic Secure DFU bootloader,
+/// "DfuTarg", at the glasses' address + 1).
 extension LinkSupervisor: BootloaderLink {
     /// Waits up to `timeout` for the paired glasses' bootloader to advertise (it also finds one
     /// left by an interrupted update), connects with the DFU profile, and runs `body` on that link.
@@ -19,7 +20,10 @@ extension LinkSupervisor: BootloaderLink {
     public func withBootloader<T: Sendable>(
         timeout: Duration, connectWindow: Duration, _ body: @escaping @Sendable (any GlassesLink) async throws -> T
     ) async throws -> T {
-        guard let address = pairedAddress?.bootloader else { throw LinkError.notPaired("No glasses are paired.") }
+        guard let paired else { throw LinkError.notPaired("No glasses are paired.") }
+        guard let address = bootloaderAddresses(of: paired).first else {
+            throw LinkError.notFound("These glasses have no bootloader glassd can reach.")
+        }
         // At start-up (resuming an update) the adapter may not be known yet.
         let name = settings.adapter
         try? await client.state.wait(timeout: settings.connectTimeout) { $0.adapterPath(named: name).map($0.isPowered) == true }

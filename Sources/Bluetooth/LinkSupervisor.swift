@@ -15,7 +15,7 @@ public actor LinkSupervisor {
     public nonisolated let settings: LinkSettings
     let logger: Logger
 
-    private var paired: (address: BluetoothAddress, name: String)?
+    private(set) var paired: PairedGlasses?
     var pairedAddress: BluetoothAddress? { paired?.address }
     private var loaded = false
     private(set) var state: LinkState = .unpaired
@@ -25,7 +25,7 @@ public actor LinkSupervisor {
     private var pairing = false
     private var discoveryUsers = 0
     private let discoveryGate = AsyncGate()
-    var link: BlueZLink?
+    var link: BlueZConnection?
     /// Counts links that came up; each `LinkEvent` names its link's generation.
     var generation: UInt64 = 0
     let linkEvents = Broadcast<LinkEvent>()
@@ -41,8 +41,8 @@ public actor LinkSupervisor {
     var bondRefusal: String?
     /// Supervision paused (a DFU holds the device): no reconnecting, and the link is left as it is.
     private var suspended = false
-    private let targets: AsyncStream<BluetoothAddress?>.Continuation
-    private let targetStream: AsyncStream<BluetoothAddress?>
+    private let targets: AsyncStream<PairedGlasses?>.Continuation
+    private let targetStream: AsyncStream<PairedGlasses?>
     private let changes: AsyncStream<LinkSnapshot>.Continuation
     /// Every change of the link's own state, in order, none skipped (BlueZ's own changes tick
     /// `client.state.changes()` instead).
@@ -56,7 +56,7 @@ public actor LinkSupervisor {
         self.store = store
         self.settings = settings
         self.logger = logger
-        (targetStream, targets) = AsyncStream.makeStream(of: BluetoothAddress?.self)
+        (targetStream, targets) = AsyncStream.makeStream(of: PairedGlasses?.self)
         (changeStream, changes) = AsyncStream.makeStream(of: LinkSnapshot.self)
     }
 
@@ -65,10 +65,10 @@ public actor LinkSupervisor {
         guard !loaded else { return }
         loaded = true
         do {
-            if let stored = try await store.pairedDevice() {
+            if let stored = try await store.pairedGlasses() {
                 paired = stored
                 setState(.disconnected)
-                targets.yield(stored.address)
+                targets.yield(stored)
             }
         } catch {
             logger.error("cannot read the paired device: \(error)")
@@ -79,8 +79,9 @@ public actor LinkSupervisor {
 
     public func snapshot() -> LinkSnapshot {
         let bluez = client.state.snapshot
+        let adapter = bluez.adapterPath(named: settings.adapter)
         var devices: [LinkSnapshot.Device] = []
-        if let adapter = bluez.adapterPath(named: settings.adapter) {
+        if let adapter {
             for var seen in bluez.glasses(under: adapter, kinds: settings.kinds) {
                 // Shown as last seen: bluetoothd forgets RSSI when discovery stops.
                 if seen.rssi == Int16.min {
@@ -88,25 +89,42 @@ public actor LinkSupervisor {
                 } else {
                     lastRSSI[seen.address] = seen.rssi
                 }
-                let mine = seen.address == paired?.address
-                devices.append(
-                    .init(
-                        address: seen.address, name: seen.name, rssi: seen.rssi, connected: mine && state == .connected,
-                        state: mine ? state : .unpaired, reconnectCount: mine ? reconnectCount : 0, kind: seen.kind))
+                if let paired, seen.radios.contains(where: { paired.contains($0.address) }) {
+                    devices.append(pairedDevice(paired, rssi: seen.rssi, kind: seen.kind, radios: bluez.radioStates(paired, under: adapter)))
+                } else {
+                    let radios = seen.radios.map { radio in
+                        LinkSnapshot.Radio(
+                            address: radio.address, role: radio.role,
+                            state: bluez.isConnected(bluez.devicePath(adapter, radio.address))
+                                ? .connected : radio.rssi == Int16.min ? .outOfRange : .inRange)
+                    }
+                    devices.append(
+                        .init(
+                            address: seen.address, name: seen.name, rssi: seen.rssi, connected: false, state: .unpaired,
+                            reconnectCount: 0, kind: seen.kind, radios: radios))
+                }
             }
         }
         if let paired, !devices.contains(where: { $0.address == paired.address }) {
-            devices.append(
-                .init(
-                    address: paired.address, name: paired.name, rssi: Int16.min, connected: state == .connected,
-                    state: state, reconnectCount: reconnectCount, kind: nil))
+            let radios =
+                adapter.map { bluez.radioStates(paired, under: $0) }
+                ?? paired.radios.map { LinkSnapshot.Radio(address: $0.address, role: $0.role, state: .outOfRange) }
+            devices.append(pairedDevice(paired, rssi: Int16.min, kind: nil, radios: radios))
         }
         return LinkSnapshot(state: state, paired: paired?.address, devices: devices, generation: generation, reason: reason)
     }
 
+    private func pairedDevice(_ paired: PairedGlasses, rssi: Int16, kind: GlassesKindName?, radios: [LinkSnapshot.Radio])
+        -> LinkSnapshot.Device
+    {
+        .init(
+            address: paired.address, name: paired.name, rssi: rssi, connected: state == .connected, state: state,
+            reconnectCount: reconnectCount, kind: kind, radios: radios)
+    }
+
     /// Link events from now on; a link already up is reported first.
     public func events() -> AsyncStream<LinkEvent> {
-        linkEvents.subscribe(first: link.map { .up($0, generation: generation) })
+        linkEvents.subscribe(first: link.map { .up($0.link, generation: generation) })
     }
 
     /// Drops the current link (a session on it gave up): the supervisor reconnects on its backoff.
@@ -116,7 +134,7 @@ public actor LinkSupervisor {
         guard let adapter = snapshot.adapterPath(named: settings.adapter) else { return }
         logger.notice("dropping the link: \(reason)", metadata: ["device": "\(paired.address)"])
         rejection = reason
-        _ = try? await client.call(snapshot.devicePath(adapter, paired.address), BlueZ.device, "Disconnect")
+        await disconnect(paired, under: adapter)
     }
 
     /// Stops supervising without unpairing and without disconnecting (a firmware update is about
@@ -132,7 +150,7 @@ public actor LinkSupervisor {
         guard suspended else { return }
         suspended = false
         logger.info("link supervision resumed")
-        if let paired { targets.yield(paired.address) }
+        if let paired { targets.yield(paired) }
     }
 
     func setState(_ new: LinkState, reason: String = "") {
@@ -164,7 +182,7 @@ public actor LinkSupervisor {
             wanted = parsed
         }
         if let paired {
-            if paired.address == wanted { return paired.address }
+            if let wanted, paired.contains(wanted) { return paired.address }
             throw .alreadyPaired("Already paired with \(paired.address); unpair first.")
         }
         guard !pairing else { throw .busy("A pairing is already in progress.") }
@@ -174,30 +192,35 @@ public actor LinkSupervisor {
         let found = try await find(wanted, under: adapter)
         if paired != nil { throw .alreadyPaired("Paired meanwhile; unpair first.") }
         // Bonded here, not by the supervision, so a refusal fails this request and nothing is saved.
-        let device = client.state.snapshot.devicePath(adapter, found.address)
-        if kind(of: device)?.bonds == true {
+        let devices = found.radios.map { client.state.snapshot.devicePath(adapter, $0.address) }
+        if settings.kinds.kind(named: found.kind)?.bonds == true {
             do {
-                try await bond(device)
+                for device in devices { try await bond(device) }
             } catch {
-                if client.state.snapshot.isConnected(device) { _ = try? await client.call(device, BlueZ.device, "Disconnect") }
+                for device in devices where client.state.snapshot.isConnected(device) {
+                    _ = try? await client.call(device, BlueZ.device, "Disconnect")
+                }
                 throw error
             }
         }
         if paired != nil { throw .alreadyPaired("Paired meanwhile; unpair first.") }
+        var glasses = found.pairing
+        glasses.kind = settings.kinds.kind(named: found.kind)?.name.rawValue  // the kind's own name, not a variant's
         do {
-            try await store.savePaired(found.address, name: found.name, at: unixMS())
+            try await store.savePaired(glasses, at: unixMS())
         } catch {
             throw .failed("The pairing could not be saved.")
         }
-        paired = (found.address, found.name)
+        paired = glasses
         suspended = false
         reconnectCount = 0
         connectedOnce = nil
         bondRefusal = nil
-        logger.notice("paired", metadata: ["device": "\(found.address)", "rssi": "\(found.rssi)"])
+        logger.notice(
+            "paired", metadata: ["device": "\(glasses.address)", "rssi": "\(found.rssi)", "radios": "\(glasses.radios.count)"])
         setState(.disconnected)
-        targets.yield(found.address)
-        return found.address
+        targets.yield(glasses)
+        return glasses.address
     }
 
     /// Forgets the glasses: disconnects and stops reconnecting at once; glasses that bond are
@@ -216,7 +239,7 @@ public actor LinkSupervisor {
         suspended = false
         setState(.unpaired)
         targets.yield(nil)
-        await removeBond(paired.address)
+        for radio in paired.radios { await removeBond(radio.address) }
         logger.notice("unpaired", metadata: ["device": "\(paired.address)"])
     }
 
@@ -243,31 +266,37 @@ public actor LinkSupervisor {
         return path
     }
 
-    /// Scans for `wanted` (or any glasses, then keeps looking a moment for stronger ones).
+    /// Scans for `wanted` (or any glasses, then keeps looking a moment for stronger ones): glasses
+    /// of more than one radio are found when every radio is in sight.
     private func find(_ wanted: BluetoothAddress?, under adapter: String) async throws(LinkError) -> ScanResult {
         let kinds = settings.kinds
-        let matches: @Sendable (BlueZState.Snapshot) -> Bool = { snapshot in
-            let seen = snapshot.inSight(under: adapter, kinds: kinds)
-            return wanted.map { w in seen.contains { $0.address == w } } ?? !seen.isEmpty
+        let candidates: @Sendable (BlueZState.Snapshot) -> [ScanResult] = { snapshot in
+            snapshot.inSight(under: adapter, kinds: kinds).filter { seen in
+                wanted.map { w in seen.radios.contains { $0.address == w } } ?? true
+            }
+        }
+        let whole: @Sendable (ScanResult) -> Bool = { seen in
+            kinds.kind(named: seen.kind).map { seen.isWhole(as: $0) && !seen.radios.contains { $0.rssi == Int16.min } } ?? false
         }
         var inSight: [ScanResult] = []
         try await withDiscovery(adapter) {
             do {
-                try await client.state.wait(timeout: settings.scanTimeout, until: matches)
+                try await client.state.wait(timeout: settings.scanTimeout) { candidates($0).contains(where: whole) }
             } catch is BlueZState.TimedOut {
+                inSight = candidates(client.state.snapshot)
                 return
             }
             if wanted == nil { try await Task.sleep(for: settings.scanSettle) }
             // Read while discovering: bluetoothd clears RSSI when discovery stops.
-            inSight = client.state.snapshot.inSight(under: adapter, kinds: settings.kinds)
+            inSight = candidates(client.state.snapshot)
         }
         let seen = ScanResult.strongestFirst(inSight)
-        if let wanted {
-            if let device = seen.first(where: { $0.address == wanted }) { return device }
-            throw .notFound("No glasses \(wanted) in range.")
+        if let found = seen.first(where: whole) { return found }
+        if let part = seen.first, let kind = kinds.kind(named: part.kind) {
+            let missing = kind.radios.filter { role in !part.radios.contains { $0.role == role && $0.rssi != Int16.min } }
+            throw .notFound("Only part of \(part.name) is in range: its \(missing.joined(separator: " and ")) radio did not appear.")
         }
-        guard let strongest = seen.first else { throw .notFound("No glasses in range.") }
-        return strongest
+        throw .notFound(wanted.map { "No glasses \($0) in range." } ?? "No glasses in range.")
     }
 
     /// Runs `body` while discovery is on, shared by everyone who needs it; starting and stopping
@@ -313,7 +342,7 @@ public actor LinkSupervisor {
 
     // MARK: Supervision
 
-    /// Supervises the paired device (starting with the stored one) until the service ends.
+    /// Supervises the paired glasses (starting with the stored ones) until the service ends.
     public func run() async {
         await loadPairing()
         await withDiscardingTaskGroup { group in
@@ -331,28 +360,43 @@ public actor LinkSupervisor {
         }
     }
 
-    /// Supervises `address` until `stop` fires.
-    private func supervise(_ address: BluetoothAddress, until stop: StopSignal) async {
+    /// Supervises `glasses` until `stop` fires.
+    private func supervise(_ glasses: PairedGlasses, until stop: StopSignal) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.superviseLoop(address) }
+            group.addTask { await self.superviseLoop(glasses) }
             group.addTask { await stop.requested.wait() }
             await group.next()
             group.cancelAll()
         }
-        await release(address)
+        await release(glasses)
         stop.finished.fire()
     }
 
     /// Supervision ended. Unpaired: drop the connection. Shutting down (cancelled): leave it to
     /// bluetoothd, so a restarted glassd finds the glasses still connected.
-    private func release(_ address: BluetoothAddress) async {
+    private func release(_ glasses: PairedGlasses) async {
         link?.close()
         link = nil
         guard !Task.isCancelled, !suspended else { return }
-        let snapshot = client.state.snapshot
-        guard let adapter = snapshot.adapterPath(named: settings.adapter) else { return }
-        let device = snapshot.devicePath(adapter, address)
-        if snapshot.isConnected(device) { _ = try? await client.call(device, BlueZ.device, "Disconnect") }
+        guard let adapter = client.state.snapshot.adapterPath(named: settings.adapter) else { return }
+        await disconnect(glasses, under: adapter)
+    }
+
+    /// Disconnects every radio of `glasses` that BlueZ shows connected.
+    func disconnect(_ glasses: PairedGlasses, under adapter: String) async {
+        for radio in glasses.radios {
+            let device = client.state.snapshot.devicePath(adapter, radio.address)
+            if client.state.snapshot.isConnected(device) { _ = try? await client.call(device, BlueZ.device, "Disconnect") }
+        }
+    }
+
+    /// Notes the kind the glasses showed when connected (a pairing stored before kinds were kept
+    /// learns it so).
+    func learnKind(_ kind: GlassesKindName, of address: BluetoothAddress) async {
+        guard paired?.address == address else { return }
+        let base = settings.kinds.kind(named: kind)?.name.rawValue ?? kind.rawValue
+        paired?.kind = base
+        try? await store.touch(address, kind: base, at: unixMS())
     }
 
     func seconds(_ d: Duration) -> Double {

@@ -38,7 +38,8 @@ extension GlassesKind {
     public static let frame = GlassesKind(
         names: [.frame, .halo], title: "a Frame", advertisedService: FrameUUID.service, profile: .frame, bonds: true,
         updaters: [NordicDFUUpdater()],
-        makeSession: { FrameSession(clock: ContinuousClock(), logger: $0) }
+        makeSession: { FrameSession(clock: ContinuousClock(), logger: $0) },
+        bootloaderAddress: NordicDFUUpdater.bootloaderAddress(of:)
     ) { sighting in
         guard sighting.serviceUUIDs.contains(FrameUUID.service) else { return nil }
         return sighting.characteristicUUIDs.contains(FrameUUID.haloAudio) ? .halo : .frame

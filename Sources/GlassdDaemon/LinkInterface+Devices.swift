@@ -128,9 +128,17 @@ extension LinkInterface {
             // Named by the contract before components were: a Monocle's FPGA.
             (GlassdBus.DeviceProperty.fpgaVersion, .string(info?.version(of: "fpga") ?? "")),
             (GlassdBus.DeviceProperty.components, components(paired ? device.kind : nil, info)),
+            (GlassdBus.DeviceProperty.radios, Self.radios(device.radios)),
             (GlassdBus.DeviceProperty.scriptsVersion, .string(info?.runningScripts ?? "")),
             (GlassdBus.DeviceProperty.battery, .byte(info?.battery ?? 0)),
         ]
+    }
+
+    /// Device1.Radios: (address, role, state) of each radio.
+    static func radios(_ radios: [LinkSnapshot.Radio]) -> DBusValue {
+        .array(
+            element: "(sss)",
+            radios.map { .structure([.string($0.address.description), .string($0.role), .string($0.state.rawValue)]) })
     }
 
     /// The kind's updatable components and the versions read of them (Device1.Components).

@@ -49,13 +49,27 @@ public struct GlassesKind: Sendable {
     public var identify: @Sendable (Sighting) -> GlassesKindName?
     /// A session for this kind's links (one per daemon).
     public var makeSession: @Sendable (Logger) -> any GlassesSession
+    /// The radios a pair is made of, by role, in the order they are connected: one for most kinds
+    /// (`PairedGlasses.soleRole`), one per arm for glasses such as Even Realities G1. A link is up
+    /// when every radio is connected; its channels are then named "role/channel".
+    public var radios: [String]
+    /// For a kind of more than one radio: which pair a device belongs to (devices with the same
+    /// key are one pair of glasses) and which of its radios it is, from what it advertises.
+    public var radioOf: @Sendable (Sighting) -> (pair: String, role: String)?
+    /// Where its bootloader advertises while an update has left the glasses there, from the
+    /// glasses' address; nil for a kind whose bootloader glassd does not look for.
+    public var bootloaderAddress: @Sendable (BluetoothAddress) -> BluetoothAddress?
 
     public init(
         names: [GlassesKindName], title: String, advertisedService: String, profile: GATTProfile, bonds: Bool,
         updaters: [any ComponentUpdater], makeSession: @escaping @Sendable (Logger) -> any GlassesSession,
+        radios: [String] = [PairedGlasses.soleRole],
+        radioOf: @escaping @Sendable (Sighting) -> (pair: String, role: String)? = { _ in nil },
+        bootloaderAddress: @escaping @Sendable (BluetoothAddress) -> BluetoothAddress? = { _ in nil },
         identify: @escaping @Sendable (Sighting) -> GlassesKindName?
     ) {
         precondition(!names.isEmpty, "a kind names itself")
+        precondition(!radios.isEmpty && Set(radios).count == radios.count, "a kind's radios have distinct roles")
         self.names = names
         self.title = title
         self.updaters = updaters
@@ -63,6 +77,9 @@ public struct GlassesKind: Sendable {
         self.profile = profile
         self.bonds = bonds
         self.makeSession = makeSession
+        self.radios = radios
+        self.radioOf = radioOf
+        self.bootloaderAddress = bootloaderAddress
         self.identify = identify
     }
 }
@@ -73,6 +90,9 @@ extension GlassesKind {
 
     /// The updater of `component`, if this kind has one.
     public func updater(_ component: String) -> (any ComponentUpdater)? { updaters.first { $0.component == component } }
+
+    /// Whether a pair of these glasses is more than one radio.
+    public var isMultiRadio: Bool { radios.count > 1 }
 
     /// The updater that finishes a step cut short with the glasses in their bootloader.
     public var recoveringUpdater: (any ComponentUpdater)? { updaters.first { $0.recovers } }

@@ -11,14 +11,6 @@ public struct BluetoothAddress: Sendable, Hashable, CustomStringConvertible {
         description = parts.joined(separator: ":").uppercased()
     }
 
-    /// The address a Nordic bootloader without bonds advertises with: this one, its last byte + 1.
-    public var bootloader: BluetoothAddress {
-        var bytes = description.split(separator: ":").map { UInt8($0, radix: 16)! }
-        bytes[5] &+= 1
-        let hex = Array("0123456789ABCDEF")
-        return BluetoothAddress(bytes.map { String([hex[Int($0 >> 4)], hex[Int($0 & 15)]]) }.joined(separator: ":"))!
-    }
-
     /// The form used in object paths: "AA_BB_CC_DD_EE_FF".
     public var pathComponent: String { description.replacingOccurrences(of: ":", with: "_") }
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-/// Paired devices, as stored.
+/// Paired glasses, as stored: at most one pairing at a time.
 public protocol DeviceStore: Sendable {
-    func pairedDevice() async throws -> (address: BluetoothAddress, name: String)?
-    func savePaired(_ address: BluetoothAddress, name: String, at unixMS: Int64) async throws
+    func pairedGlasses() async throws -> PairedGlasses?
+    func savePaired(_ glasses: PairedGlasses, at unixMS: Int64) async throws
+    /// Forgets the pairing named by `address` (its first radio's), with all its radios.
     func forget(_ address: BluetoothAddress) async throws
-    /// Notes that the device was connected at `unixMS`.
-    func touch(_ address: BluetoothAddress, at unixMS: Int64) async throws
+    /// Notes that the glasses were connected at `unixMS`, and their kind as identified then.
+    func touch(_ address: BluetoothAddress, kind: String?, at unixMS: Int64) async throws
 }

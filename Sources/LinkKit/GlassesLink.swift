@@ -35,3 +35,9 @@ public protocol GlassesLink: Sendable {
     /// The channel named `name` in the profile.
     func channel(_ name: String) -> (any ByteChannel)?
 }
+
+/// How the link of glasses made of more than one radio names each radio's channels.
+public enum RadioChannel {
+    /// `channel` of the radio `role`: "left/serial".
+    public static func named(_ channel: String, on role: String) -> String { role + "/" + channel }
+}

@@ -40,7 +40,8 @@ extension GlassesKind {
     public static let monocle = GlassesKind(
         names: [.monocle], title: "a Monocle", advertisedService: MonocleUUID.serialService, profile: .monocle, bonds: false,
         updaters: [NordicDFUUpdater(), FPGAUpdater()],
-        makeSession: { MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: $0) }
+        makeSession: { MonocleSession(scripts: .bundled, clock: ContinuousClock(), logger: $0) },
+        bootloaderAddress: NordicDFUUpdater.bootloaderAddress(of:)
     ) {
         $0.serviceUUIDs.contains(MonocleUUID.serialService) || $0.name?.lowercased() == "monocle" ? .monocle : nil
     }

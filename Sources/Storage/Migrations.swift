@@ -22,6 +22,9 @@ import GRDB
 /// - v8: typed answers: an answer's parts as JSON (list, table, link, place, number, text) and who
 ///   answered when it was not the model (`skill:time`), by query id, for AnswerOf. The turn's text
 ///   stays in messages, as History shows it.
+/// - v9: glasses of more than one radio: devices.kind (Device1.Kind, NULL until known) and
+///   device_radios, each radio of a pairing by role in the kind's order. A pairing without rows
+///   there is one radio at its own address (every pairing made before v9).
 enum Migrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -134,6 +137,19 @@ enum Migrations {
                         parts TEXT NOT NULL,
                         answered_by TEXT,
                         created_at INTEGER NOT NULL
+                    );
+                    """)
+        }
+        migrator.registerMigration("v9") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE devices ADD COLUMN kind TEXT;
+                    CREATE TABLE device_radios (
+                        device TEXT NOT NULL REFERENCES devices(address) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        role TEXT NOT NULL,
+                        address TEXT NOT NULL,
+                        PRIMARY KEY (device, position)
                     );
                     """)
         }

@@ -84,6 +84,14 @@ struct DeviceInfo: Encodable {
     var fpga_version: String
     var scripts_version: String
     var battery: Int64
+    var radios: [Radio]
+
+    /// One radio of the glasses (Device1.Radios).
+    struct Radio: Encodable {
+        var address: String
+        var role: String
+        var state: String
+    }
 
     init(path: String, _ p: GlassdBus.Device1.Properties) {
         self.path = path
@@ -100,6 +108,12 @@ struct DeviceInfo: Encodable {
         scripts_version = p.scriptsVersion ?? ""
         battery = Int64(p.battery ?? 0)
         last_seen_ms = Int64(clamping: p.lastSeen ?? 0)
+        radios = (p.radios?.elements ?? []).compactMap { radio in
+            guard case .structure(let fields) = radio, fields.count == 3, let address = fields[0].string, let role = fields[1].string,
+                let state = fields[2].string
+            else { return nil }
+            return Radio(address: address, role: role, state: state)
+        }
     }
 }
 
@@ -130,6 +144,10 @@ struct Devices: AsyncParsableCommand {
             if options.json { return try printJSON(devices) }
             for d in devices {
                 print("\(d.address)  \(d.state.padding(toLength: 12, withPad: " ", startingAt: 0)) \(d.rssi) dBm  reconnects \(d.reconnect_count)  \(d.kind.isEmpty ? "" : d.kind + " ")\(d.name)")
+                // Glasses of more than one radio: each arm's own state.
+                if d.radios.count > 1 {
+                    for radio in d.radios { print("    \(radio.role): \(radio.address) \(radio.state)") }
+                }
             }
         }
     }

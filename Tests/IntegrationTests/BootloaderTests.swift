@@ -4,9 +4,11 @@ import AssistantEngine
 import Concurrency
 import DBusKit
 import Firmware
+import Glasses
 import Foundation
 import LinkKit
 import Logging
+import Monocle
 import Synchronization
 import Testing
 
@@ -33,7 +35,7 @@ struct BootloaderTests {
                     let package = try DFUPackage(path: made.path)
                     let (image, initPacket) = (package.image, package.initPacket)
                     let bootloader = BLEWorld.adapterAddress(Self.monocle + 1)
-                    #expect(BluetoothAddress(BLEWorld.adapterAddress(Self.monocle))?.bootloader.description == bootloader)
+                    #expect(BluetoothAddress(BLEWorld.adapterAddress(Self.monocle)).flatMap(GlassesKind.monocle.bootloaderAddress)?.description == bootloader)
 
                     // First try: the link drops once 9 KB of the image are in (a call on a bus
                     // connection already open, not a busctl started then: it must come first).

@@ -94,13 +94,19 @@ struct LinkIntegrationTests {
             #expect(listed?.first { $0["address"] as? String == strongest }?["state"] as? String == "ready")
             #expect(listed?.filter { $0["state"] as? String == "unpaired" }.count == 2)
             #expect(listed?.allSatisfy { $0["kind"] as? String == "monocle" } == true, "\(listed ?? [])")
+            let radios = listed?.first { $0["address"] as? String == strongest }?["radios"] as? [[String: String]]
+            #expect(radios == [["address": strongest, "role": "main", "state": "connected"]])
 
             // The device object matches its documented interface.
             let live = try await ble.world.busctl(
                 ["call", GlassdBus.name, GlassdBus.devicePath(address: strongest), "org.freedesktop.DBus.Introspectable", "Introspect"])
             let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Device1.xml", encoding: .utf8)
             let liveMembers = try interfaceMembers(unescapeBusctlString(live.stdout), GlassdBus.deviceInterface)
-            #expect(liveMembers.count == 15)  // Components included
+            #expect(liveMembers.count == 16)  // Components and Radios included
+            // A Monocle is one radio, connected with the glasses.
+            #expect(
+                try await device(bus, strongest, "Radios")
+                    == .array(element: "(sss)", [.structure([.string(strongest), .string("main"), .string("connected")])]))
             #expect(try interfaceMembers(file, GlassdBus.deviceInterface) == liveMembers)
 
             let status = try await ble.world.glassctl(["status"])

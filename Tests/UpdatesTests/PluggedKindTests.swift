@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Concurrency
+import FakeKinds
 import Foundation
 import Glasses
 import Logging

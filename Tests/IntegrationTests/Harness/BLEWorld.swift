@@ -44,7 +44,7 @@ struct BLEWorld: Sendable {
     /// Its filesystem is `filesystem(index)`, kept across restarts of the virtual Monocle; with
     /// `echo` it only echoes writes (no MicroPython), for transport tests.
     func withMonocle<R: Sendable>(
-        _ index: Int, txPower: Int, waitReady: Bool = true, echo: Bool = false, battery: Int = 100,
+        _ index: Int, txPower: Int, waitReady: Bool = true, echo: Bool = false, battery: Int = 100, name: String? = nil,
         _ body: (Background) async throws -> R
     ) async throws -> R {
         try FileManager.default.createDirectory(atPath: filesystem(index), withIntermediateDirectories: true)
@@ -53,7 +53,7 @@ struct BLEWorld: Sendable {
             [
                 Paths.root + "/Tests/World/virtual_monocle.py", "--adapter", "hci\(index)", "--tx-power", "\(txPower)",
                 "--record", recordFile(index), "--fs", filesystem(index), "--battery", "\(battery)",
-            ] + (echo ? ["--echo"] : []),
+            ] + (echo ? ["--echo"] : []) + (name.map { ["--name", $0] } ?? []),
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": world.busAddress], log: world.directory + "/monocle\(index).log",
             firstLine: waitReady
         ) { process, line in

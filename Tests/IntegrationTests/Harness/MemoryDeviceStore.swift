@@ -4,11 +4,13 @@ import Synchronization
 
 /// Pairing kept in memory, for driving the link library directly.
 final class MemoryDeviceStore: DeviceStore {
-    let device = Mutex<(address: BluetoothAddress, name: String)?>(nil)
-    func pairedDevice() async throws -> (address: BluetoothAddress, name: String)? { device.withLock { $0 } }
-    func savePaired(_ address: BluetoothAddress, name: String, at unixMS: Int64) async throws {
-        device.withLock { $0 = (address, name) }
+    let glasses = Mutex<PairedGlasses?>(nil)
+    func pairedGlasses() async throws -> PairedGlasses? { glasses.withLock { $0 } }
+    func savePaired(_ glasses: PairedGlasses, at unixMS: Int64) async throws { self.glasses.withLock { $0 = glasses } }
+    func forget(_ address: BluetoothAddress) async throws { glasses.withLock { $0 = nil } }
+    func touch(_ address: BluetoothAddress, kind: String?, at unixMS: Int64) async throws {
+        glasses.withLock { stored in
+            if let kind, stored?.address == address { stored?.kind = kind }
+        }
     }
-    func forget(_ address: BluetoothAddress) async throws { device.withLock { $0 = nil } }
-    func touch(_ address: BluetoothAddress, at unixMS: Int64) async throws {}
 }
