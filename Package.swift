@@ -175,8 +175,8 @@ let package = Package(
             name: "GlassdDaemon",
             dependencies: [
                 "GlassdAPI", "GlassdConfig", "GlassdContract", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth",
-                "Glasses", "Monocle", "Frame", "Product", "Updates", "Agent", "WebSocket", "Skills", "Wake",
-                "Audio", "Firmware", "Scene", .product(name: "Crypto", package: "swift-crypto"),
+                "Glasses", "Product", "Updates", "Agent", "WebSocket", "Skills", "Wake",
+                "Audio", "Scene", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -187,10 +187,14 @@ let package = Package(
             swiftSettings: strict),
 
         .executableTarget(
-            name: "glassd",
+            name: "glassd", dependencies: ["GlassdCommand", "Monocle", "Frame"], swiftSettings: strict),
+        // The command line, for any executable that registers its kinds of glasses.
+        .target(
+            name: "GlassdCommand",
             dependencies: [
-                "GlassdDaemon", "GlassdConfig", "Wake", "Audio",
+                "GlassdDaemon", "GlassdConfig", "Glasses", "Concurrency", "DBusKit", "GlassdAPI", "Wake", "Audio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -220,6 +224,10 @@ let package = Package(
         .target(
             name: "FakeKinds", dependencies: ["Glasses", "Concurrency", "LinkKit", .product(name: "Logging", package: "swift-log")],
             path: "Tests/FakeKinds", swiftSettings: strict),
+        // glassd as the tests build it: the fake kinds registered beside the real ones.
+        .executableTarget(
+            name: "glassd-twin", dependencies: ["GlassdCommand", "FakeKinds", "Monocle", "Frame"], path: "Tests/TwinDaemon",
+            swiftSettings: strict),
         .testTarget(name: "GlassdCoreTests", dependencies: ["AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
@@ -263,7 +271,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
+                "glassd", "glassd-twin", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
                 "Firmware", "Audio", "FakeKinds",
                 "HTTPKit",
                 .product(name: "Logging", package: "swift-log"),

@@ -7,7 +7,6 @@ import Concurrency
 import CSystemd
 import DBusKit
 import Foundation
-import Frame
 import GlassdAPI
 import GlassdConfig
 import GlassdContract
@@ -15,7 +14,6 @@ import Glasses
 import HTTPKit
 import LinkKit
 import Logging
-import Monocle
 import Product
 import Scene
 import ServiceLifecycle
@@ -30,12 +28,15 @@ public struct DaemonOptions: Sendable {
     public var configPath: String?
     public var stateDirectory: String?
     public var logLevel: Logger.Level
+    /// The kinds of glasses served, in the order a device is matched against them.
+    public var kinds: [GlassesKind]
 
-    public init(bus: BusAddress, configPath: String?, stateDirectory: String?, logLevel: Logger.Level) {
+    public init(bus: BusAddress, configPath: String?, stateDirectory: String?, logLevel: Logger.Level, kinds: [GlassesKind]) {
         self.bus = bus
         self.configPath = configPath
         self.stateDirectory = stateDirectory
         self.logLevel = logLevel
+        self.kinds = kinds
     }
 }
 
@@ -108,7 +109,7 @@ public enum Daemon {
         let voiceSettings = VoiceSettings(
             trailingSilence: .milliseconds(config.trailingSilenceMS), maximumLength: .seconds(config.maxUtteranceSeconds))
         let linked = await linkInterface(
-            config: config, database: database, connection: connection, statuses: statuses, updateMark: updateMark,
+            config: config, kinds: options.kinds, database: database, connection: connection, statuses: statuses, updateMark: updateMark,
             logger: logger
         ) {
             session, supervisor in
@@ -212,7 +213,7 @@ public enum Daemon {
     /// The glasses link, over BlueZ on the system bus (its own connection and thread); nil when
     /// there is no system bus, and then the link methods answer NoAdapter.
     static func linkInterface(
-        config: Config, database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
+        config: Config, kinds: [GlassesKind], database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
         updateMark: Watched<UpdateMark>, logger: Logger,
         product: (any GlassesSession, LinkSupervisor) -> GlassesProduct<ContinuousClock>
     ) async -> (interface: LinkInterface, sessions: SessionRouter, product: GlassesProduct<ContinuousClock>)? {
@@ -226,22 +227,19 @@ public enum Daemon {
         let bluez = BlueZClient(bus: system, logger: logger)
         let settings = LinkSettings(
             adapter: config.adapter, scanTimeout: .seconds(config.scanTimeout),
-            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)), kinds: glassesKinds)
+            reconnect: ReconnectPolicy(maximum: .seconds(config.reconnectMaxSeconds)), kinds: kinds)
         let supervisor = LinkSupervisor(
             client: bluez, store: SQLiteDeviceStore(database: database), settings: settings, logger: logger)
         // Before the name is taken: a Pair must see the stored pairing.
         await supervisor.loadPairing()
         // Each link is served by its kind's session; the product and the bus see one.
-        let session = SessionRouter(glassesKinds.map { ($0.profile.name, $0.makeSession(logger)) })
+        let session = SessionRouter(kinds.map { ($0.profile.name, $0.makeSession(logger)) })
         let product = product(session, supervisor)
         let interface = LinkInterface(
             connection: connection, supervisor: supervisor, bluez: bluez, session: session, statuses: statuses,
             updateMark: updateMark, logger: logger)
         return (interface, session, product)
     }
-
-    /// The glasses glassd knows, in the order a device is matched against them.
-    static let glassesKinds: [GlassesKind] = [.monocle, .frame]
 
     /// Manager1.Backend: the chat server and model, and the speech server's when it is another.
     static func backendDescription(_ config: Config, _ client: OpenAIChatClient?, _ transcriber: TranscriptionClient?) -> String {

@@ -8,7 +8,6 @@ import GlassdContract
 import Glasses
 import LinkKit
 import Logging
-import Monocle
 
 /// What LinkInterface has put on the bus, so the next update publishes only differences.
 struct Shown {

@@ -7,7 +7,6 @@ import GlassdContract
 import Glasses
 import Glibc
 import Logging
-import Monocle
 import Product
 import Storage
 import Wake

@@ -2,6 +2,7 @@
 @testable import Bluetooth
 import DBusKit
 import FakeKinds
+import GlassdAPI
 import Foundation
 import Glasses
 import LinkKit
@@ -102,6 +103,46 @@ struct TwoRadioGlassesTests {
                     let snapshot = await supervisor.snapshot()
                     #expect(snapshot.paired == nil)
                     #expect(snapshot.devices.first?.radios.map(\.role) == ["left"])
+                }
+            }
+        }
+    }
+
+    @Test("a glassd that registers the twin kind shows both arms as one Device1: Kind, Radios, Components; Unpair forgets both")
+    func throughGlassd() async throws {
+        let left = BLEWorld.adapterAddress(Self.left), right = BLEWorld.adapterAddress(Self.right)
+        let path = GlassdBus.devicePath(address: left)
+        try await BLEWorld.with { ble in
+            try await withArms(ble) {
+                try await ble.world.withGlassd(config: try ble.writeConfig(), executable: Paths.twinDaemon) { _ in
+                    let bus = try await ble.world.connect()
+                    let pair = try await ble.world.glassctl(["pair"])
+                    #expect(pair.ok, "\(pair.stderr)")
+                    #expect(pair.stdout.contains(path), "\(pair.stdout)")
+                    let both = DBusValue.array(
+                        element: "(sss)",
+                        [
+                            .structure([.string(left), .string("left"), .string("connected")]),
+                            .structure([.string(right), .string("right"), .string("connected")]),
+                        ])
+                    try await waitForProperty(
+                        bus, destination: GlassdBus.name, path: path, interface: GlassdBus.deviceInterface, "Radios", equals: both)
+                    let listed = try await ble.world.glassctl(["devices", "--json"])
+                    let devices = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]
+                    #expect(devices?.count == 1, "one object for the pair: \(listed.stdout)")
+                    #expect(devices?.first?["kind"] as? String == "twin")
+                    #expect((devices?.first?["radios"] as? [[String: String]])?.map { $0["role"] } == ["left", "right"])
+                    let components = try await bus.call(
+                        GlassdBus.name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                        [.string(GlassdBus.deviceInterface), .string("Components")])
+                    #expect(components.first == .variant(.dict(key: "s", value: "s", [.init(.string("arm"), .string(""))])))
+                    let text = try await ble.world.glassctl(["devices"])
+                    #expect(text.stdout.contains("left: \(left) connected"), "\(text.stdout)")
+                    #expect(try await ble.world.glassctl(["unpair"]).ok)
+                    try await waitForProperty(
+                        bus, destination: GlassdBus.name, path: path, interface: GlassdBus.deviceInterface, "State",
+                        equals: .string("unpaired"))
+                    await bus.close()
                 }
             }
         }

@@ -12,6 +12,8 @@ enum Paths {
 
     static var glassd: String { bin + "/glassd" }
     static var glassctl: String { bin + "/glassctl" }
+    /// glassd with the test-only kinds registered (Tests/TwinDaemon).
+    static var twinDaemon: String { bin + "/glassd-twin" }
 
     /// The repository root, from this file's place in it.
     static let root: String = {

@@ -7,12 +7,24 @@ import Foundation
 import GlassdAPI
 import GlassdConfig
 import GlassdDaemon
+import Glasses
 import Logging
 import Wake
 
-@main
-struct Glassd: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// glassd's command line, run by an executable that names the kinds of glasses it serves: the
+/// daemon's `main.swift` registers them in one line (a test build adds its own kinds the same way).
+public struct GlassdCommand: AsyncParsableCommand {
+    /// The kinds of glasses registered, in the order a device is matched against them.
+    @TaskLocal static var kinds: [GlassesKind] = []
+
+    /// Parses the arguments and runs glassd with `kinds`.
+    public static func main(kinds: [GlassesKind]) async {
+        await $kinds.withValue(kinds) { await main() }
+    }
+
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "glassd", abstract: "The smart-glasses daemon: org.glassd on D-Bus.", version: glassdVersion)
 
     enum Bus: String, ExpressibleByArgument, CaseIterable {
@@ -36,7 +48,7 @@ struct Glassd: AsyncParsableCommand {
         help: "Print where a recording (a 16-bit WAV file) says the wake phrase of the configuration's [wake], then exit.")
     var checkWake: String?
 
-    func run() async throws {
+    public func run() async throws {
         if let checkWake { return try Self.check(wav: checkWake, configPath: config ?? Config.defaultPath) }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level \(logLevel)")
@@ -45,7 +57,7 @@ struct Glassd: AsyncParsableCommand {
             try await Daemon.run(
                 DaemonOptions(
                     bus: bus == .system ? .system : .session, configPath: config, stateDirectory: stateDirectory,
-                    logLevel: level))
+                    logLevel: level, kinds: Self.kinds))
         } catch let error as Config.Error {
             FileHandle.standardError.write(Data("glassd: \(error.description)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG

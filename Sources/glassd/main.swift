@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Frame
+import GlassdCommand
+import Monocle
+
+// The kinds of glasses glassd serves, in the order a device is matched against them: adding a
+// kind is its target and its entry here.
+await GlassdCommand.main(kinds: [.monocle, .frame])
