@@ -50,6 +50,7 @@ struct GeneratedTablesTests {
         case "u": .uint32(0)
         case "t": .uint64(0)
         case "a{ss}": .dict(key: "s", value: "s", [])
+        case "a(sss)": .array(element: "(sss)", [])
         default: .variant(.string(signature))
         }
     }
