@@ -111,7 +111,7 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // The product on any glasses: voice and photo questions, scene mode, the answer on the
+        // The product on any glasses: voice, photo and typed questions, scene mode, the answer on the
         // glasses. No D-Bus: what it says goes out through protocols (QueryEvents).
         .target(
             name: "Product",
