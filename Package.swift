@@ -52,7 +52,7 @@ let package = Package(
         // signals, the properties' specs, a struct per a{sv}, typed client proxies.
         .target(name: "GlassdContract", dependencies: ["GlassdAPI", "DBusKit"], swiftSettings: strict, plugins: ["ContractPlugin"]),
         // Pure: the concurrency helpers every layer shares (a broadcast, a watched value, a gate,
-        // one deadline helper, backoff), and a resource failure's error.
+        // one deadline helper, backoff, a list of hooks), and a resource failure's error.
         .target(name: "Concurrency", swiftSettings: strict),
         // Pure: the Bluetooth link's vocabulary: addresses, GATT profiles, byte channels, link
         // events and states, the packet inbox, the reconnect loop, the paired device's store.
