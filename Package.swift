@@ -235,7 +235,9 @@ let package = Package(
         .executableTarget(
             name: "glassd-twin", dependencies: ["GlassdCommand", "FakeKinds", "Monocle", "Frame"], path: "Tests/TwinDaemon",
             swiftSettings: strict),
-        .testTarget(name: "GlassdCoreTests", dependencies: ["AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LinkKitTests", dependencies: ["LinkKit", "Concurrency", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AssistantEngineTests", dependencies: ["AssistantEngine", "AnswerModel"], swiftSettings: strict),
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
         .testTarget(
