@@ -4,8 +4,6 @@ import AssistantEngine
 import DBusKit
 import GlassdAPI
 import GlassdContract
-import Glasses
-import Glibc
 import Logging
 import Product
 import Storage
