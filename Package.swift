@@ -52,7 +52,7 @@ let package = Package(
         // signals, the properties' specs, a struct per a{sv}, typed client proxies.
         .target(name: "GlassdContract", dependencies: ["GlassdAPI", "DBusKit"], swiftSettings: strict, plugins: ["ContractPlugin"]),
         // Pure: the concurrency helpers every layer shares (a broadcast, a watched value, a gate,
-        // one deadline helper, backoff), and a resource failure's error.
+        // one deadline helper, backoff, a list of hooks), and a resource failure's error.
         .target(name: "Concurrency", swiftSettings: strict),
         // Pure: the Bluetooth link's vocabulary: addresses, GATT profiles, byte channels, link
         // events and states, the packet inbox, the reconnect loop, the paired device's store.
@@ -111,7 +111,7 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // The product on any glasses: voice and photo questions, scene mode, the answer on the
+        // The product on any glasses: voice, photo and typed questions, scene mode, the answer on the
         // glasses. No D-Bus: what it says goes out through protocols (QueryEvents).
         .target(
             name: "Product",
@@ -159,6 +159,17 @@ let package = Package(
         .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency"], swiftSettings: strict),
         // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
         .target(name: "Audio", dependencies: ["CSpeexDSP"], swiftSettings: strict),
+        // The host's own audio, under swift-subprocess: whether glassd can reach it at all, the
+        // tools it runs (from the system's directories, never PATH), the microphone for the wake
+        // phrase and the speaker for an agent's speech.
+        .target(
+            name: "HostAudio",
+            dependencies: [
+                "Audio", "Concurrency", "Product", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strict),
         // Scene mode's frame filter: a camera JPEG decoded to grayscale, then dark, blurry, unchanged.
         .target(name: "Scene", dependencies: ["CTurboJPEG"], swiftSettings: strict),
         .target(
@@ -176,13 +187,9 @@ let package = Package(
             dependencies: [
                 "GlassdAPI", "GlassdConfig", "GlassdContract", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "DBusKit", "HTTPKit", "Storage", "CSystemd", "Bluetooth",
                 "Glasses", "Product", "Updates", "Agent", "WebSocket", "Skills", "Wake",
-                "Audio", "Scene", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                "Audio", "Scene", "HostAudio", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "Subprocess", package: "swift-subprocess"),
-                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict),
 
@@ -228,7 +235,9 @@ let package = Package(
         .executableTarget(
             name: "glassd-twin", dependencies: ["GlassdCommand", "FakeKinds", "Monocle", "Frame"], path: "Tests/TwinDaemon",
             swiftSettings: strict),
-        .testTarget(name: "GlassdCoreTests", dependencies: ["AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LinkKitTests", dependencies: ["LinkKit", "Concurrency", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AssistantEngineTests", dependencies: ["AssistantEngine", "AnswerModel"], swiftSettings: strict),
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
         .testTarget(
@@ -255,6 +264,7 @@ let package = Package(
         .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HostAudioTests", dependencies: ["HostAudio", "Product", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(

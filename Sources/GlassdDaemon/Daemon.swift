@@ -11,6 +11,7 @@ import GlassdAPI
 import GlassdConfig
 import GlassdContract
 import Glasses
+import HostAudio
 import HTTPKit
 import LinkKit
 import Logging

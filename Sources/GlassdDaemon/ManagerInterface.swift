@@ -4,8 +4,6 @@ import AssistantEngine
 import DBusKit
 import GlassdAPI
 import GlassdContract
-import Glasses
-import Glibc
 import Logging
 import Product
 import Storage
@@ -81,61 +79,22 @@ struct ManagerInterface {
         return link.map { $0.method(noBluetooth) }
     }
 
-    /// A typed question: answered to the caller, and shown on the glasses too when they are idle.
+    /// A typed question: answered to the caller, and shown on the glasses too when they are idle
+    /// (Product's TypedQuestions); here only its arguments, its id and its error's D-Bus name.
     private func query(_ call: MethodCall) async throws -> [DBusValue] {
         let text = call.arguments.first?.string ?? ""
         let id = glassdQueryID(sender: call.sender, cookie: call.cookie)
-        var log = logger
-        log[metadataKey: "query_id"] = "\(id)"
-        log.debug("query", metadata: ["text": "\(text)"])
-        let stream = await glassesStream(question: text, sender: call.sender)
-        let answer: Result<AssistantReply, any Error>
+        let questions = TypedQuestions(assistant: assistant, session: link?.session, signals: signals, mode: mode, logger: logger)
+        let sender = call.sender
         do {
-            answer = .success(
-                try await GlassesAnswer.showing(stream, onLinkLoss: .ignore, logger: log) { [assistant, signals, mode, log] in
-                    try await assistant.reply(
-                        text, queryID: id, mode: mode.mode,
-                        onNewConversation: ConversationNotice.announcer(
-                            question: text, stream: stream, limit: assistant.conversationTokenLimit, logger: log)
-                    ) { piece in
-                        signals.answerDelta(id, piece)
-                        stream?.append(piece)
-                    }
-                })
-        } catch {
-            answer = .failure(error)
-        }
-        if let stream, let session = link?.session {
-            await session.answerFinished(stream)
-            if case .success(let reply) = answer { await GlassesAnswer.showLaidOut(reply.typed, on: session, logger: log) }
-        }
-        switch answer {
-        case .success(let reply):
-            signals.answered(id, question: text, answer: reply.text)
-            signals.answerTyped(id, reply)
-            log.info(
-                "answered", metadata: ["answer_chars": "\(reply.text.count)", "answered_by": "\(reply.answeredBy ?? "model")"])
+            let reply = try await questions.ask(text, id: id) { [mayShowOnGlasses] in await mayShowOnGlasses(sender) }
             return [.string(reply.text)]
-        case .failure(let error):
-            let busError = ErrorMapping.busError(for: error)
-            signals.failed(id, busError)
-            log.notice("query failed", metadata: ["error": "\(busError.name)", "reason": "\(busError.message)"])
+        } catch {
+            let busError = ErrorMapping.busError(error)
+            logger.notice(
+                "query failed", metadata: ["query_id": "\(id)", "error": "\(busError.name)", "reason": "\(busError.message)"])
             throw busError
         }
-    }
-
-    /// A stream to show a typed question's answer on the glasses, if they are idle (a question
-    /// that will be refused is not shown), and if the caller may write on them as Display does:
-    /// else only the caller sees the answer.
-    private func glassesStream(question: String, sender: String) async -> AnswerStream? {
-        guard let session = link?.session, (try? Assistant.validate(question)) != nil else { return nil }
-        guard await mayShowOnGlasses(sender) else {
-            logger.info("typed question not shown on the glasses: the caller may not use Display")
-            return nil
-        }
-        guard let stream = try? await session.answerStream(claim: true) else { return nil }
-        stream.heading(ConversationNotice.heading(question: question))
-        return stream
     }
 
     /// An answer's structure by its query id: the typed form kept for it, else its text from

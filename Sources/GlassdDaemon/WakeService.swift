@@ -3,6 +3,7 @@ import DBusKit
 import GlassdAPI
 import GlassdContract
 import Glasses
+import HostAudio
 import Logging
 import Product
 import ServiceLifecycle

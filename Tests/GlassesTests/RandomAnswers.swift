@@ -3,7 +3,7 @@ import AnswerModel
 import Concurrency
 
 /// Random typed answers of every kind, with long words, blank lines and non-ASCII letters.
-/// Drawn from GlassdCore's SplitMix64: the same answers on every run, so a failure can be replayed.
+/// Drawn from Concurrency's SplitMix64: the same answers on every run, so a failure can be replayed.
 enum RandomAnswers {
     static let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 

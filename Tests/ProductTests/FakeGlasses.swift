@@ -16,7 +16,12 @@ final class FakeGlasses: GlassesSession {
         var alerts: [String?] = []
         var listening: [Bool] = []
         var questionsStarted: [String] = []
+        /// Laid-out answers, each as its pages.
+        var pages: [[String]] = []
     }
+
+    /// What `answerStream(claim:)` throws, if anything (busy or gone glasses).
+    let refuseAnswers = Mutex<SessionError?>(nil)
 
     /// What `startQuestion(heard:)` throws, if anything (busy glasses).
     let refuseQuestions = Mutex<SessionError?>(nil)
@@ -31,13 +36,15 @@ final class FakeGlasses: GlassesSession {
     func display(_ text: String) async throws { note { $0.pieces.append(.heading(text)) } }
 
     func answerStream(claim: Bool) async throws -> AnswerStream {
-        AnswerStream(maxPayload: 64) { [self] piece in note { $0.pieces.append(piece) } }
+        if let refusal = refuseAnswers.withLock({ $0 }) { throw refusal }
+        return AnswerStream(maxPayload: 64) { [self] piece in note { $0.pieces.append(piece) } }
     }
 
     func answerFinished(_ stream: AnswerStream?) async { note { $0.finishedAnswers += 1 } }
     func stopRecording() async throws { note { $0.stopRecordings += 1 } }
     func requestSceneFrame() async throws {}
     func showAlert(_ text: String?) async throws { note { $0.alerts.append(text) } }
+    func showPages(_ pages: [String]) async throws { note { $0.pages.append(pages) } }
     func pageLayout() async -> AnswerLayout { AnswerLayout(columns: 26, lines: 7) }
     func setListening(_ on: Bool) async throws { note { $0.listening.append(on) } }
 
@@ -74,6 +81,8 @@ final class RecordedEvents: QueryEvents {
     }
 
     let events = Mutex<[Event]>([])
+    /// The answers' structures (`answerTyped`), apart: they follow `answered`.
+    let typed = Mutex<[AssistantReply]>([])
     let changed = Pulse()
 
     private func add(_ event: Event) {
@@ -84,6 +93,7 @@ final class RecordedEvents: QueryEvents {
     func transcribed(_ id: String, _ text: String) { add(.transcribed(text)) }
     func answerDelta(_ id: String, _ text: String) { add(.delta(text)) }
     func answered(_ id: String, question: String, answer: String) { add(.answered(question: question, answer: answer)) }
+    func answerTyped(_ id: String, _ reply: AssistantReply) { typed.withLock { $0.append(reply) } }
     func failed(_ id: String, _ error: any Error) { add(.failed("\(error)")) }
     func sceneFrame(_ number: UInt32, _ verdict: String) {}
     func alert(_ text: String) {}
@@ -123,12 +133,19 @@ final class MemoryRecords: TranscriptionRecords, PhotoKeeping {
 }
 
 /// An OpenAI-compatible server in memory: transcriptions say `heard`, chat answers `answer` in
-/// two pieces.
-struct FakeServer: HTTPTransport {
+/// two pieces; the bodies of the requests it got are kept.
+final class FakeServer: HTTPTransport {
     let heard: String
     let answer: String
+    let requests = Mutex<[String]>([])
+
+    init(heard: String, answer: String) {
+        self.heard = heard
+        self.answer = answer
+    }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        requests.withLock { $0.append(String(decoding: request.body, as: UTF8.self)) }
         if request.url.hasSuffix("/audio/transcriptions") || request.url.hasSuffix("/audio/translations") {
             return Self.response(["content-type": "application/json"], #"{"text": "\#(heard)"}"#)
         }
@@ -150,6 +167,8 @@ struct FakeServer: HTTPTransport {
 /// A conversation in memory.
 final class MemoryConversation: ConversationStore {
     let turns = Mutex<[StoredMessage]>([])
+    /// The current conversation's tokens, as the server would have reported them.
+    let used = Mutex<Int64>(0)
 
     func recentMessages(limit: Int) async throws -> [StoredMessage] { turns.withLock { Array($0.suffix(limit)) } }
 
@@ -163,6 +182,6 @@ final class MemoryConversation: ConversationStore {
         }
     }
 
-    func tokensUsed() async throws -> Int64 { 0 }
+    func tokensUsed() async throws -> Int64 { used.withLock { $0 } }
     func clearHistory() async throws { turns.withLock { $0.removeAll() } }
 }

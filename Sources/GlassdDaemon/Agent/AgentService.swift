@@ -8,6 +8,7 @@ import Foundation
 import GlassdAPI
 import GlassdContract
 import Glasses
+import HostAudio
 import Logging
 import Product
 import ServiceLifecycle

@@ -4,6 +4,7 @@ import AssistantEngine
 import DBusKit
 import GlassdAPI
 import GlassdContract
+import HostAudio
 import Logging
 import Synchronization
 

@@ -6,8 +6,8 @@ import Glibc
 /// (PipeWire's, PulseAudio's) or an ALSA device. glassd's hardened system unit has neither
 /// (no XDG_RUNTIME_DIR, ProtectHome, PrivateDevices, DevicePolicy=closed), so a recorder or
 /// player started there can only fail; this says so once at the start instead.
-struct HostAudioAccess: Sendable {
-    enum Direction: Sendable {
+public struct HostAudioAccess: Sendable {
+    public enum Direction: Sendable {
         case capture, playback
         /// ALSA's device node suffix: pcmC0D0c records, pcmC0D0p plays.
         var suffix: Character { self == .capture ? "c" : "p" }
@@ -19,22 +19,22 @@ struct HostAudioAccess: Sendable {
 
     static let devOverrideVariable = "GLASSD_AUDIO_DEV_DIR"
 
-    static var current: HostAudioAccess {
+    public static var current: HostAudioAccess {
         let environment = ProcessInfo.processInfo.environment
         return HostAudioAccess(environment: environment, devDirectory: environment[devOverrideVariable] ?? "/dev")
     }
 
     /// The error Manager1.Wake and the log give when the host's microphone cannot be reached.
-    static let microphoneUnreachable =
+    public static let microphoneUnreachable =
         "The host's microphone is not reachable from glassd's system service (no audio server socket, no sound device): "
         + "use source = \"glasses\", or run glassd with the wake phrase in the user's session."
 
     /// Said once in the log when [agent] speak cannot play.
-    static let speakerUnreachable =
+    public static let speakerUnreachable =
         "[agent] speak is on, but the host's audio is not reachable from glassd's system service (no audio server socket, "
         + "no sound device): the agent's speech is not played; run glassd in the user's session to hear it."
 
-    func reachable(_ direction: Direction) -> Bool {
+    public func reachable(_ direction: Direction) -> Bool {
         serverSockets.contains(where: Self.connects) || hasDevice(direction)
     }
 

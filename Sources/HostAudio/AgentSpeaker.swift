@@ -12,15 +12,15 @@ import SystemPackage
 /// lives across bursts of speech until the format changes or `finish()`. A player that takes
 /// nothing holds up that writer, never the caller, and what waits is bounded (the oldest goes
 /// first, counted in the log).
-final class AgentSpeaker: Sendable {
+public final class AgentSpeaker: Sendable {
     /// Speech comes in bursts faster than it plays, so some must wait; a player that stalls must
     /// not make it wait without end. 4096 chunks is over a minute of the usual 10-20 ms pieces.
-    static let defaultMaxPendingChunks = 4096
+    public static let defaultMaxPendingChunks = 4096
     /// About 90 s of 24 kHz mono s16 (45 s of 48 kHz stereo): past this the player is stuck.
-    static let defaultMaxPendingBytes = 8 << 20
+    public static let defaultMaxPendingBytes = 8 << 20
     /// A player plays what it holds (a pipe's worth, about a second) and exits once its input
     /// ends; one still there after this is stuck, and is ended so the next can start.
-    static let defaultExitTimeout = Duration.seconds(30)
+    public static let defaultExitTimeout = Duration.seconds(30)
 
     private let command: [String]?
     private let queue: SpeechQueue
@@ -30,7 +30,7 @@ final class AgentSpeaker: Sendable {
     private let logger: Logger
 
     /// `command` with the rate and channels appended decides the player (tests); nil: the first one installed.
-    init(
+    public init(
         command: [String]? = nil, logger: Logger, maxPendingChunks: Int = defaultMaxPendingChunks,
         maxPendingBytes: Int = defaultMaxPendingBytes, exitTimeout: Duration = defaultExitTimeout
     ) {
@@ -63,7 +63,7 @@ final class AgentSpeaker: Sendable {
         return nil
     }
 
-    func play(_ pcm: [UInt8], sampleRate: Int, channels: Int) {
+    public func play(_ pcm: [UInt8], sampleRate: Int, channels: Int) {
         guard !pcm.isEmpty, (8_000...96_000).contains(sampleRate), (1...2).contains(channels) else { return }
         let (startWriter, firstDrop) = queue.add(
             pcm, format: [sampleRate, channels], maxChunks: maxPendingChunks, maxBytes: maxPendingBytes)
@@ -78,7 +78,7 @@ final class AgentSpeaker: Sendable {
     }
 
     /// Ends the player once it has what waits (it plays that, then exits).
-    func finish() { queue.finish() }
+    public func finish() { queue.finish() }
 
     /// Plays what waits, one player per run of one format, until nothing waits and no player runs.
     private static func write(_ queue: SpeechQueue, command: [String]?, exitTimeout: Duration, logger: Logger) async {

@@ -12,11 +12,11 @@ import SystemPackage
 /// cooperative pool; a recorder that ends is started again after a pause that doubles up to a minute. Where the
 /// host's audio is out of reach (glassd's system unit: `HostAudioAccess`), WakeService never
 /// starts it.
-enum HostMicrophone {
+public enum HostMicrophone {
     static let sampleRate = 16_000
 
     /// The recorder's argv: the first of pw-record, parec and arecord installed (`AudioTools`).
-    static func recorderCommand() -> [String]? {
+    public static func recorderCommand() -> [String]? {
         if let pw = installedTool("pw-record") {
             return [pw, "--rate", "\(sampleRate)", "--channels", "1", "--format", "s16", "-"]
         }
@@ -31,7 +31,7 @@ enum HostMicrophone {
 
     /// The microphone's audio until the consumer stops reading (the recorder is then ended).
     /// `command` chooses the recorder (tests give a stand-in).
-    static func audio(
+    public static func audio(
         logger: Logger, command: @escaping @Sendable () -> [String]? = recorderCommand
     ) -> AsyncStream<WakeWatch.HostAudio> {
         AsyncStream { continuation in

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
-@testable import GlassdDaemon
+@testable import HostAudio
 import Glibc
 import Logging
 import Product
