@@ -151,6 +151,9 @@ let package = Package(
         .target(
             name: "WebSocket", dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
+        // The process's one event loop (sd-event on one thread): every descriptor glassd waits on,
+        // its timers, and the executor of the actors that own them.
+        .target(name: "EventLoop", dependencies: ["CSystemd", "Concurrency"], swiftSettings: strict),
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
@@ -240,6 +243,7 @@ let package = Package(
         .testTarget(
             name: "AgentTests", dependencies: ["Agent", "Glasses", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Audio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
