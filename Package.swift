@@ -157,7 +157,7 @@ let package = Package(
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
-            dependencies: ["DBusKit", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBusKit", "EventLoop", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency"], swiftSettings: strict),
         // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
@@ -265,7 +265,7 @@ let package = Package(
             dependencies: [
                 "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
                 "Firmware", "Audio",
-                "HTTPKit",
+                "HTTPKit", "EventLoop",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

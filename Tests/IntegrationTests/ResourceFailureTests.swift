@@ -2,6 +2,7 @@
 @testable import Bluetooth
 import Concurrency
 @testable import DBusKit
+@testable import EventLoop
 import Foundation
 import Glibc
 @testable import HTTPKit
@@ -16,6 +17,11 @@ struct ResourceFailureTests {
     static func noDescriptors() -> Int32 {
         errno = EMFILE
         return -1
+    }
+
+    /// An event loop that cannot be made for want of a descriptor.
+    static func noLoop() throws(ResourceError) -> EventLoop {
+        try EventLoop(name: "test-loop", makeWakeFD: noDescriptors)
     }
 
     @Test("the curl thread's eventfd or multi handle missing: a ResourceError naming it")
@@ -53,15 +59,14 @@ struct ResourceFailureTests {
         loop.join()
     }
 
-    @Test("the BLE socket thread's pipe missing: a ResourceError, and the sockets are left to the caller")
+    @Test("the event loop missing for the BLE sockets: a ResourceError, and the sockets are left to the caller")
     func socketPipe() throws {
         var fds: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
         defer { for fd in fds { close(fd) } }
-        #expect(throws: ResourceError(call: "pipe", purpose: "the BLE socket thread's wake-up", errno: EMFILE)) {
+        #expect(throws: ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)) {
             try SocketLoop(
-                channels: [.init(notifyFD: fds[0], writeFD: nil, inbox: PacketInbox())], name: "test-sockets",
-                makePipe: { _ in Self.noDescriptors() })
+                channels: [.init(notifyFD: fds[0], writeFD: nil, inbox: PacketInbox())], name: "test-sockets", loop: Self.noLoop)
         }
         #expect(fcntl(fds[0], F_GETFD) >= 0, "the socket was closed")
     }
