@@ -159,7 +159,7 @@ let package = Package(
             name: "Bluetooth",
             dependencies: ["DBusKit", "EventLoop", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency"], swiftSettings: strict),
+        .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency", "EventLoop"], swiftSettings: strict),
         // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
         .target(name: "Audio", dependencies: ["CSpeexDSP"], swiftSettings: strict),
         // Scene mode's frame filter: a camera JPEG decoded to grayscale, then dark, blurry, unchanged.

@@ -115,7 +115,7 @@ final class CurlTransfer {
         }
     }
 
-    private func fail(_ error: HTTPTransportError) {
+    func fail(_ error: HTTPTransportError) {
         if headDelivered {
             bodyContinuation.finish(throwing: error)
         } else {

@@ -24,16 +24,16 @@ struct ResourceFailureTests {
         try EventLoop(name: "test-loop", makeWakeFD: noDescriptors)
     }
 
-    @Test("the curl thread's eventfd or multi handle missing: a ResourceError naming it")
+    @Test("the event loop's eventfd or curl's multi handle missing: a ResourceError naming it")
     func curl() {
-        #expect(throws: ResourceError(call: "eventfd", purpose: "the curl thread's wake-up", errno: EMFILE)) {
-            try CurlLoop(makeWakeFD: Self.noDescriptors)
+        #expect(throws: ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)) {
+            try CurlLoop(loop: Self.noLoop)
         }
-        #expect(throws: ResourceError(call: "curl_multi_init", purpose: "the curl thread", errno: 0)) {
+        #expect(throws: ResourceError(call: "curl_multi_init", purpose: "the curl transport", errno: 0)) {
             try CurlLoop(makeMulti: { nil })
         }
-        let error = ResourceError(call: "eventfd", purpose: "the curl thread's wake-up", errno: EMFILE)
-        #expect(error.description == "eventfd for the curl thread's wake-up failed: Too many open files")
+        let error = ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)
+        #expect(error.description == "eventfd for the event loop's wake-up failed: Too many open files")
     }
 
     @Test("the bus thread's eventfd missing: a BusError saying so with the system's reason")
@@ -105,7 +105,7 @@ struct ResourceFailureTests {
         #expect(!all.contains { $0.contains("Precondition failed") || $0.contains("Fatal error") }, "\(all)")
         #expect(
             glassd.values.contains {
-                $0.status == 71 && $0.stderr.contains("glassd: cannot start: eventfd for the curl thread's wake-up failed: Too many open files")
+                $0.status == 71 && $0.stderr.contains("glassd: cannot start: eventfd for the event loop's wake-up failed: Too many open files")
             }, "\(glassd.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.status) \($0.value.stderr)" })")
         #expect(
             glassd.values.contains { $0.status == 1 && $0.stderr.contains("glassd: eventfd for the bus thread: Too many open files") },

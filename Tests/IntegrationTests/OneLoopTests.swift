@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
+@testable import Bluetooth
+import Concurrency
+import Foundation
+import Glibc
+@testable import HTTPKit
+import LinkKit
+import Testing
+
+/// Every descriptor glassd waits on is served by one thread, the event loop's: a link's
+/// sockets and curl's transfers side by side add no thread of their own.
+@Suite("One event loop", .timeLimit(.minutes(2)))
+struct OneLoopTests {
+    /// The names of this process's threads.
+    private static func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        }
+    }
+
+    /// Whether `fd` is ready for `events` within 60 s (a guard against a hang, not a timing
+    /// assertion). The wait is a thread's of its own: blocking the pool could starve the tasks
+    /// that make `fd` ready.
+    private static func ready(_ fd: Int32, _ events: Int16) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var entry = pollfd(fd: fd, events: events, revents: 0)
+                while true {
+                    let n = poll(&entry, 1, 60_000)
+                    if n >= 0 || errno != EINTR { return continuation.resume(returning: n > 0) }
+                }
+            }.start()
+        }
+    }
+
+    /// A TCP listener on 127.0.0.1: its descriptor and port.
+    private static func listener() throws -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// How many links and how many transfers: with a thread each, as before the loop, that many
+    /// threads twice over.
+    static let count = 16
+
+    @Test("links' sockets and curl transfers, all active at once, are served by the one loop thread, not one each")
+    func oneThread() async throws {
+        let name = "one-loop-proof"
+        let threadsBefore = Self.threadNames().count
+        let server = try Self.listener()
+        defer { close(server.fd) }
+        var pairs: [(ours: Int32, peer: Int32)] = []
+        var links: [(loop: SocketLoop, inbox: PacketInbox)] = []
+        for _ in 0..<Self.count {
+            var fds: [Int32] = [-1, -1]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+            pairs.append((fds[0], fds[1]))
+            let inbox = PacketInbox()
+            links.append((try SocketLoop(channels: [.init(notifyFD: fds[0], writeFD: nil, inbox: inbox)], name: name), inbox))
+        }
+        var transports: [CurlHTTPTransport] = []
+        var responses: [Task<HTTPResponse, any Error>] = []
+        var connections: [Int32] = []
+        for _ in 0..<Self.count {
+            let transport = try CurlHTTPTransport()
+            transports.append(transport)
+            let url = "http://127.0.0.1:\(server.port)/"
+            responses.append(Task { try await transport.send(HTTPRequest(method: "GET", url: url, timeout: .seconds(60))) })
+            // The request arrives: curl's socket is served.
+            #expect(await Self.ready(server.fd, Int16(POLLIN)), "no connection from curl")
+            let connection = accept(server.fd, nil, nil)
+            #expect(connection >= 0)
+            connections.append(connection)
+            #expect(await Self.ready(connection, Int16(POLLIN)), "no request from curl")
+            var request = [UInt8](repeating: 0, count: 4096)
+            #expect(read(connection, &request, request.count) > 0)
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel".utf8)
+            #expect(write(connection, head, head.count) == head.count)
+        }
+        defer { for fd in connections { close(fd) } }
+        // Every transfer has its head and is waiting for the rest of its body; every link takes a packet.
+        var bodies: [HTTPResponse] = []
+        for response in responses { bodies.append(try await response.value) }
+        for (index, pair) in pairs.enumerated() {
+            let packet: [UInt8] = [UInt8(index)]
+            #expect(write(pair.peer, packet, 1) == 1)
+            #expect(await links[index].inbox.next() == .packet(packet))
+        }
+        let names = Self.threadNames()
+        // Other suites start and end threads meanwhile (a few); a thread per link or transfer
+        // would be 2 × count more.
+        #expect(names.count < threadsBefore + Self.count, "\(threadsBefore) threads before, now \(names)")
+        #expect(names.filter { $0 == "glassd-loop" }.count == 1, "\(names)")
+        // And they go on being served: each body ends whole.
+        for (connection, response) in zip(connections, bodies) {
+            #expect(write(connection, "lo", 2) == 2)
+            var body: [UInt8] = []
+            for try await chunk in response.body { body += chunk }
+            #expect(body == Array("hello".utf8))
+        }
+        for link in links { link.loop.close() }
+        for pair in pairs { close(pair.peer) }
+    }
+}
