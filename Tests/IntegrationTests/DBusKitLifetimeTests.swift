@@ -1,24 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
 @testable import DBusKit
 import Testing
 
 extension DBusKitTests {
-    @Test("a connection released without close() is closed: its name leaves the bus and its thread ends")
+    @Test("a connection released without close() is closed: its name leaves the bus")
     func releasedConnectionCloses() async throws {
         try await World.with { world in
             let watcher = try await BusConnection.open(.address(world.busAddress))
             weak var released: BusConnection?
-            let exited: LoopExit
+            let exited: OneShotEvent
             let name: String
             do {
                 let connection = try await BusConnection.open(.address(world.busAddress), threadName: "test-released")
                 name = try await connection.uniqueName()
                 released = connection
-                exited = connection.loop.exited
+                exited = connection.closed
             }
             #expect(released == nil, "something still holds the connection")
             let ended = await result(of: Task { await exited.wait() }, within: .seconds(60))
-            #expect(ended != nil, "the connection's thread did not end")
+            #expect(ended != nil, "the connection was not closed")
             let owned = try await watcher.call(
                 "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameHasOwner",
                 [.string(name)])

@@ -2,6 +2,7 @@
 import AssistantEngine
 @testable import Bluetooth
 import Concurrency
+import DBusKit
 import Foundation
 import Glibc
 @testable import HTTPKit
@@ -9,7 +10,7 @@ import LinkKit
 import Testing
 
 /// Every descriptor glassd waits on is served by one thread, the event loop's: a link's
-/// sockets and curl's transfers side by side add no thread of their own.
+/// sockets, curl's transfers and bus connections side by side add no thread of their own.
 @Suite("One event loop", .timeLimit(.minutes(2)))
 struct OneLoopTests {
     /// The names of this process's threads.
@@ -55,14 +56,23 @@ struct OneLoopTests {
         return (fd, UInt16(bigEndian: address.sin_port))
     }
 
-    /// How many links and how many transfers: with a thread each, as before the loop, that many
-    /// threads twice over.
+    /// How many links, transfers and bus connections: with a thread each, as before the loop,
+    /// that many threads three times over.
     static let count = 16
 
-    @Test("links' sockets and curl transfers, all active at once, are served by the one loop thread, not one each")
+    @Test("links' sockets, curl transfers and bus connections, all active at once, are served by the one loop thread, not one each")
     func oneThread() async throws {
+        try await World.with { world in try await oneThread(busAddress: world.busAddress) }
+    }
+
+    private func oneThread(busAddress: String) async throws {
         let name = "one-loop-proof"
         let threadsBefore = Self.threadNames().count
+        var buses: [BusConnection] = []
+        for _ in 0..<Self.count {
+            let bus = try await BusConnection.open(.address(busAddress), threadName: name)
+            buses.append(bus)
+        }
         let server = try Self.listener()
         defer { close(server.fd) }
         var pairs: [(ours: Int32, peer: Int32)] = []
@@ -102,9 +112,18 @@ struct OneLoopTests {
             #expect(write(pair.peer, packet, 1) == 1)
             #expect(await links[index].inbox.next() == .packet(packet))
         }
+        // Every bus connection answers a call through the bus daemon.
+        for bus in buses { #expect(try await bus.uniqueName().hasPrefix(":")) }
+        let first = try await buses[0].uniqueName()
+        for bus in buses {
+            let owned = try await bus.call(
+                "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameHasOwner",
+                [.string(first)])
+            #expect(owned == [.bool(true)])
+        }
         let names = Self.threadNames()
-        // Other suites start and end threads meanwhile (a few); a thread per link or transfer
-        // would be 2 × count more.
+        // Other suites start and end threads meanwhile (a few); a thread per link, transfer or
+        // bus connection would be 3 × count more.
         #expect(names.count < threadsBefore + Self.count, "\(threadsBefore) threads before, now \(names)")
         #expect(names.filter { $0 == "glassd-loop" }.count == 1, "\(names)")
         // And they go on being served: each body ends whole.
@@ -116,5 +135,6 @@ struct OneLoopTests {
         }
         for link in links { link.loop.close() }
         for pair in pairs { close(pair.peer) }
+        for bus in buses { await bus.close() }
     }
 }
