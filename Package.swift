@@ -147,9 +147,9 @@ let package = Package(
 
         // Adapters.
         // A WebSocket client (RFC 6455) over a TCP socket or libcurl's TLS stream: the codec is pure,
-        // the socket has its own thread.
+        // a thread of its own connects, the event loop serves the open connection.
         .target(
-            name: "WebSocket", dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")],
+            name: "WebSocket", dependencies: ["CCurl", "EventLoop", "Concurrency", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         // The process's one event loop (sd-event on one thread): every descriptor glassd waits on,
         // its timers, and the executor of the actors that own them.
@@ -265,7 +265,7 @@ let package = Package(
             dependencies: [
                 "glassd", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
                 "Firmware", "Audio",
-                "HTTPKit", "EventLoop",
+                "HTTPKit", "EventLoop", "WebSocket",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

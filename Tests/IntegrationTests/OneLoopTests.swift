@@ -8,9 +8,10 @@ import Glibc
 @testable import HTTPKit
 import LinkKit
 import Testing
+import WebSocket
 
 /// Every descriptor glassd waits on is served by one thread, the event loop's: a link's
-/// sockets, curl's transfers and bus connections side by side add no thread of their own.
+/// sockets, curl's transfers, bus connections and WebSockets side by side add no thread of their own.
 @Suite("One event loop", .timeLimit(.minutes(2)))
 struct OneLoopTests {
     /// The names of this process's threads.
@@ -56,11 +57,11 @@ struct OneLoopTests {
         return (fd, UInt16(bigEndian: address.sin_port))
     }
 
-    /// How many links, transfers and bus connections: with a thread each, as before the loop,
-    /// that many threads three times over.
+    /// How many links, transfers, bus connections and WebSockets: with a thread each, as before
+    /// the loop, that many threads four times over.
     static let count = 16
 
-    @Test("links' sockets, curl transfers and bus connections, all active at once, are served by the one loop thread, not one each")
+    @Test("links' sockets, curl transfers, bus connections and WebSockets, all active at once, are served by the one loop thread, not one each")
     func oneThread() async throws {
         try await World.with { world in try await oneThread(busAddress: world.busAddress) }
     }
@@ -121,9 +122,10 @@ struct OneLoopTests {
                 [.string(first)])
             #expect(owned == [.bool(true)])
         }
+        let webSockets = try await Self.openWebSockets()
         let names = Self.threadNames()
-        // Other suites start and end threads meanwhile (a few); a thread per link, transfer or
-        // bus connection would be 3 × count more.
+        // Other suites start and end threads meanwhile (a few); a thread per link, transfer, bus
+        // connection or WebSocket would be 4 × count more.
         #expect(names.count < threadsBefore + Self.count, "\(threadsBefore) threads before, now \(names)")
         #expect(names.filter { $0 == "glassd-loop" }.count == 1, "\(names)")
         // And they go on being served: each body ends whole.
@@ -136,5 +138,43 @@ struct OneLoopTests {
         for link in links { link.loop.close() }
         for pair in pairs { close(pair.peer) }
         for bus in buses { await bus.close() }
+        // The server hangs up: each connection ends at once (no close handshake to wait out).
+        for peer in webSockets.peers { close(peer) }
+        for webSocket in webSockets.connections { await webSocket.close() }
+    }
+
+    /// `count` WebSockets to a server played here, each open and its first message read: served.
+    /// Returns them with the server's ends, left open.
+    private static func openWebSockets() async throws -> (connections: [WebSocketConnection], peers: [Int32]) {
+        let server = try listener()
+        defer { close(server.fd) }
+        var connections: [WebSocketConnection] = []
+        var peers: [Int32] = []
+        for index in 0..<count {
+            let url = "ws://127.0.0.1:\(server.port)/"
+            let connecting = Task { try await WebSocketConnection.connect(to: url, timeout: .seconds(60)) }
+            #expect(await ready(server.fd, Int16(POLLIN)), "no WebSocket connection")
+            let peer = accept(server.fd, nil, nil)
+            _ = fcntl(peer, F_SETFD, FD_CLOEXEC)
+            peers.append(peer)
+            #expect(await ready(peer, Int16(POLLIN)), "no upgrade request")
+            var request = [UInt8](repeating: 0, count: 4096)
+            let n = read(peer, &request, request.count)
+            let head = String(decoding: request[..<max(0, n)], as: UTF8.self)
+            let key = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
+                .map { String($0.dropFirst("sec-websocket-key:".count)).trimmingCharacters(in: .whitespaces) } ?? ""
+            let answer =
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: \(ClientHandshake.acceptValue(forKey: key))\r\n\r\n"
+            // A text frame, unmasked as a server's are, right behind the answer.
+            let text = Array("hi \(index)".utf8)
+            let bytes = Array(answer.utf8) + [0x81, UInt8(text.count)] + text
+            #expect(write(peer, bytes, bytes.count) == bytes.count)
+            let connection = try await connecting.value
+            var messages = connection.messages.makeAsyncIterator()
+            #expect(try await messages.next() == .text("hi \(index)"))
+            connections.append(connection)
+        }
+        return (connections, peers)
     }
 }
