@@ -151,10 +151,10 @@ let package = Package(
         .target(
             name: "WebSocket", dependencies: ["CCurl", "EventLoop", "Concurrency", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
-        // The process's one event loop (sd-event on one thread): every descriptor glassd waits on,
-        // its timers, and the executor of the actors that own them.
+        // The process's one event loop (sd-event on one thread): the descriptors glassd waits on
+        // (bus connections aside), its timers, and the executor of the actors that own them.
         .target(name: "EventLoop", dependencies: ["CSystemd", "Concurrency"], swiftSettings: strict),
-        .target(name: "DBusKit", dependencies: ["CSystemd", "EventLoop", "Concurrency"], swiftSettings: strict),
+        .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
             dependencies: ["DBusKit", "EventLoop", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],

@@ -42,14 +42,14 @@ public enum AuthorizationDecision: Sendable {
 }
 
 /// The calls a connection lets through only after an asynchronous check, and the messages it
-/// holds meanwhile. Confined to the loop thread.
+/// holds meanwhile. Confined to the bus thread.
 final class AuthorizationGate {
     let actions: [GatedCall: String]
     let check: @Sendable (AuthorizationRequest) async -> AuthorizationDecision
     /// Held calls are bounded like pending replies: each one is a task and a message.
     let limit: Int
     var slot: OpaquePointer?
-    /// Calls waiting for their check, by id (only the id leaves the loop thread).
+    /// Calls waiting for their check, by id (only the id leaves the bus thread).
     var held: [UInt64: (message: OpaquePointer, key: Key)] = [:]
     /// Calls allowed and put back in the read queue: let through once when they come again.
     var approved: Set<Key> = []
@@ -152,7 +152,7 @@ extension BusConnection {
         self.gate = gate
     }
 
-    /// The check's answer for a held call, on the loop thread.
+    /// The check's answer for a held call, on the bus thread.
     func decided(_ id: UInt64, _ decision: AuthorizationDecision) {
         guard let gate, let entry = gate.held.removeValue(forKey: id) else { return }
         defer { sd_bus_message_unref(entry.message) }

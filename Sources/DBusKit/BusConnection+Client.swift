@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import CSystemd
-import EventLoop
 import Glibc
 import Synchronization
 
@@ -28,7 +27,7 @@ public struct SignalMatch: Sendable {
 }
 
 /// An outgoing call waiting for its reply: reached from the reply callback through userdata, and
-/// from cancellation and close through `BusState`. Confined to the loop thread; resumed exactly once.
+/// from cancellation and close through `BusState`. Confined to the bus thread; resumed exactly once.
 final class PendingCall {
     let id: UInt64
     unowned let state: BusState
@@ -103,7 +102,7 @@ final class SignalBacklog: Sendable {
     let count = Atomic<Int>(0)
 }
 
-/// A live signal match (one or more rules); owned by the connection, confined to the loop thread.
+/// A live signal match (one or more rules); owned by the connection, confined to the bus thread.
 final class Subscription {
     enum Sink {
         /// `signals(_:)`: ends at the first signal that does not fit.
@@ -205,7 +204,7 @@ extension BusConnection {
             }
         } onCancel: { [weak self] in
             guard let connection = self else { return }
-            loop.post { connection.assumeIsolated { $0.state.call(id)?.finish(.failure(CancellationError())) } }
+            loop.execute { connection.assumeIsolated { $0.state.call(id)?.finish(.failure(CancellationError())) } }
         }
     }
 
@@ -272,14 +271,14 @@ extension BusConnection {
         return id
     }
 
-    /// Removes subscription `id` when its stream ends; dropping the match must happen on the loop thread.
+    /// Removes subscription `id` when its stream ends; dropping the match must happen on the bus thread.
     private nonisolated func remover<Element>(
         _ id: UInt64
     ) -> @Sendable (AsyncStream<Element>.Continuation.Termination) -> Void {
         let loop = self.loop
         return { [weak self] _ in
             guard let connection = self else { return }
-            loop.post { connection.assumeIsolated { $0.removeSubscription(id) } }
+            loop.execute { connection.assumeIsolated { $0.removeSubscription(id) } }
         }
     }
 }

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import CSystemd
-import Concurrency
-import EventLoop
 import Glibc
 
 /// Which bus to connect to.
@@ -11,22 +9,13 @@ public enum BusAddress: Sendable, Equatable {
     case address(String)
 }
 
-/// One sd-bus connection, isolated to the process's event loop: the loop thread owns every bus
-/// connection (sd-bus objects may be touched by one thread only), and the bus is attached to the
-/// loop's sd-event, which waits on its socket and its timeouts. Exported objects, outgoing calls
+/// One sd-bus connection, isolated to its own `BusLoop` thread. Exported objects, outgoing calls
 /// and signal subscriptions all go through it.
-///
-/// Closed (`close()`, or released), the actor stays usable: it says the connection is closed,
-/// and work sent to it still runs, on the loop, which outlives every connection.
 public actor BusConnection {
-    nonisolated let loop: EventLoop
+    nonisolated let loop: BusLoop
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
-    /// Fired once the connection is closed and its descriptors released.
-    nonisolated let closed = OneShotEvent()
 
     private var bus: OpaquePointer?
-    /// Runs after each round of the loop: drops finished watches, notices a bus that closed.
-    private var afterDispatch: LoopAfterDispatch?
     private var objects: [String: ExportedObject] = [:]
     private var managerSlots: [OpaquePointer] = []
     private var subscriptions: [UInt64: Subscription] = [:]
@@ -40,7 +29,7 @@ public actor BusConnection {
     /// How many signals a subscription buffers for a consumer that has not taken them yet, by default.
     public static let defaultSignalBufferLimit = 4096
 
-    private init(loop: EventLoop, maxPendingCalls: Int) {
+    private init(loop: BusLoop, maxPendingCalls: Int) {
         self.loop = loop
         // Bounded by `maxPendingCalls`: every queued call is also a pending one.
         let (stream, continuation) = AsyncStream.makeStream(of: BusState.IncomingCall.self)
@@ -48,8 +37,7 @@ public actor BusConnection {
         state = BusState(incoming: continuation, maxPendingCalls: maxPendingCalls)
     }
 
-    /// Opens a connection on the event loop; `threadName` names it in sd-bus's own messages. At
-    /// most `maxPendingCalls` incoming method calls
+    /// Opens a connection on a new bus thread. At most `maxPendingCalls` incoming method calls
     /// wait for their reply at once (queued for `serve()` or being handled); further calls are
     /// answered at once with `org.freedesktop.DBus.Error.LimitsExceeded`.
     /// With `allowInteractiveAuthorization`, the calls it makes let the service ask polkit to
@@ -58,20 +46,11 @@ public actor BusConnection {
         _ address: BusAddress, threadName: String = "sd-bus", maxPendingCalls: Int = defaultMaxPendingCalls,
         allowInteractiveAuthorization: Bool = false
     ) async throws -> BusConnection {
-        try await open(
-            address, threadName: threadName, maxPendingCalls: maxPendingCalls,
-            allowInteractiveAuthorization: allowInteractiveAuthorization, loop: EventLoop.shared)
-    }
-
-    /// `loop` stands in for `EventLoop.shared`, so a test can fail it.
-    static func open(
-        _ address: BusAddress, threadName: String = "sd-bus", maxPendingCalls: Int = defaultMaxPendingCalls,
-        allowInteractiveAuthorization: Bool = false, loop: () throws(ResourceError) -> EventLoop
-    ) async throws -> BusConnection {
-        let connection = BusConnection(loop: try loop(), maxPendingCalls: max(1, maxPendingCalls))
+        let connection = BusConnection(loop: try BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
+        // Weakly: a connection released without close() is closed by its deinit, and its thread ends.
+        try connection.loop.start(name: threadName) { [weak connection] in connection?.assumeIsolated { $0.step() } }
         do {
-            try await connection.connect(
-                address, description: threadName, allowInteractiveAuthorization: allowInteractiveAuthorization)
+            try await connection.connect(address, allowInteractiveAuthorization: allowInteractiveAuthorization)
         } catch {
             await connection.close()
             throw error
@@ -79,7 +58,7 @@ public actor BusConnection {
         return connection
     }
 
-    private func connect(_ address: BusAddress, description: String, allowInteractiveAuthorization: Bool) throws(BusError) {
+    private func connect(_ address: BusAddress, allowInteractiveAuthorization: Bool) throws(BusError) {
         var bus: OpaquePointer?
         var r = sd_bus_new(&bus)
         guard r >= 0, let bus else { throw BusError.system(r, "sd_bus_new") }
@@ -96,7 +75,6 @@ public actor BusConnection {
         case .address(let a):
             r = sd_bus_set_address(bus, a)
         }
-        if r >= 0 { r = sd_bus_set_description(bus, description) }
         if r >= 0 { r = sd_bus_set_bus_client(bus, 1) }
         if r >= 0 { r = sd_bus_negotiate_fds(bus, 1) }
         if r >= 0 && allowInteractiveAuthorization { r = sd_bus_set_allow_interactive_authorization(bus, 1) }
@@ -105,29 +83,33 @@ public actor BusConnection {
             sd_bus_unref(bus)
             throw BusError.system(r, "connecting to the \(address) bus")
         }
-        r = sd_bus_attach_event(bus, loop.event, 0)
-        if r < 0 {
-            sd_bus_close_unref(bus)
-            throw BusError.system(r, "attaching the \(address) bus to the event loop")
-        }
         self.bus = bus
-        do {
-            // Weakly: a connection released without close() is closed by its deinit.
-            afterDispatch = try LoopAfterDispatch(loop, purpose: "the \(address) bus") { [weak self] in
-                self?.assumeIsolated { $0.afterDispatching() }
-            }
-        } catch {
-            shutDown()
-            throw BusError.system(-error.errno, "watching the \(address) bus")
-        }
     }
 
-    /// After a round of the loop (sd-bus dispatched its messages in it, or did not): what must
-    /// not run inside sd-bus's callbacks, and the check for a bus that closed.
-    private func afterDispatching() {
-        guard let bus else { return }
+    /// One round of I/O on the bus thread: dispatch everything pending, then say what to wait for.
+    fileprivate func step() -> BusLoop.PollRequest? {
+        guard let bus else { return nil }
+        while true {
+            let r = sd_bus_process(bus, nil)
+            if r <= 0 { break }
+        }
         state.buryWatches()
-        if sd_bus_is_open(bus) <= 0 { shutDown() }
+        guard sd_bus_is_open(bus) > 0 else {
+            shutDown()
+            return nil
+        }
+        let fd = sd_bus_get_fd(bus)
+        let events = sd_bus_get_events(bus)
+        var until: UInt64 = 0
+        var timeout: Int32 = -1
+        if sd_bus_get_timeout(bus, &until) >= 0 && until != UInt64.max {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let nowUS = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+            timeout = until <= nowUS ? 0 : Int32(clamping: (until - nowUS + 999) / 1000)
+        }
+        guard fd >= 0, events >= 0 else { return nil }
+        return BusLoop.PollRequest(fd: fd, events: Int16(events), timeoutMS: timeout)
     }
 
     /// Whether the connection is still up.
@@ -143,25 +125,27 @@ public actor BusConnection {
     }
 
     /// Flushes and closes the connection: in-flight calls fail, method calls stop arriving,
-    /// subscriptions end. Returns once the work queued before it has run and the descriptors are
-    /// closed. A connection released without it is closed when it goes.
+    /// subscriptions end. Returns once the bus thread has run what was queued and exited, its
+    /// descriptors closed. A connection released without it is closed when it goes.
     ///
     /// The actor stays usable afterwards (it says the connection is closed); work sent to it then
-    /// still runs, on the loop.
+    /// runs on a short-lived thread (see `BusLoop`).
     public nonisolated func close() async {
         await shutDown()
+        await loop.exited.wait()
+        loop.join()
     }
 
-    /// A connection released without `close()`: closed on the loop.
+    /// A connection released without `close()`: closed on its thread, which then exits and, with
+    /// nobody left to join it, frees itself.
     isolated deinit {
         shutDown()
+        loop.detach()
     }
 
-    /// Closes the connection and detaches it from the loop.
+    /// Closes the connection and tells the bus thread to exit once its queue is empty.
     private func shutDown() {
-        defer { closed.fire() }
-        afterDispatch?.remove()
-        afterDispatch = nil
+        loop.stop()
         guard let bus else { return }
         for slot in managerSlots { sd_bus_slot_unref(slot) }
         managerSlots.removeAll()
@@ -172,7 +156,6 @@ public actor BusConnection {
         gate?.release()
         gate = nil
         sd_bus_flush(bus)
-        sd_bus_detach_event(bus)
         sd_bus_close(bus)
         sd_bus_unref(bus)
         self.bus = nil
@@ -283,23 +266,23 @@ public actor BusConnection {
         if r < 0 { throw BusError.system(r, "sending \(member)") }
     }
 
-    /// Queues `body` for the loop thread and returns at once, in order with posted signals: a
+    /// Queues `body` for the bus thread and returns at once, in order with posted signals: a
     /// property set this way and a signal posted after it reach clients in that order.
     public nonisolated func post(_ body: @escaping @Sendable (isolated BusConnection) -> Void) {
-        loop.post { [self] in
+        loop.execute { [self] in
             assumeIsolated { connection in body(connection) }
         }
     }
 
-    /// Queues a signal for the loop thread and returns at once, without waiting for it to be sent:
+    /// Queues a signal for the bus thread and returns at once, without waiting for it to be sent:
     /// a producer of many signals (an answer's deltas) does not pay two thread hops for each.
     /// The bus thread keeps order: signals posted before a method's reply is sent go out before
-    /// it, and before anything else queued later. `failed` runs on the loop thread if it cannot be sent.
+    /// it, and before anything else queued later. `failed` runs on the bus thread if it cannot be sent.
     public nonisolated func post(
         _ member: String, interface: String, at path: String, _ arguments: [DBusValue],
         failed: @escaping @Sendable (BusError) -> Void = { _ in }
     ) {
-        loop.post { [self] in
+        loop.execute { [self] in
             assumeIsolated { connection in
                 do throws(BusError) {
                     try connection.emit(member, interface: interface, at: path, arguments)

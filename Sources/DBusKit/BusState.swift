@@ -2,7 +2,7 @@
 import CSystemd
 
 /// The part of a connection's state that C callbacks reach directly: method calls waiting for
-/// their reply. Owned by `BusConnection` and confined, like it, to the loop thread.
+/// their reply. Owned by `BusConnection` and confined, like it, to the bus thread.
 final class BusState {
     struct PendingReply {
         var message: OpaquePointer

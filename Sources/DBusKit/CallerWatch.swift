@@ -3,7 +3,7 @@ import CSystemd
 import Synchronization
 
 /// Fires once, when the caller of an incoming method call leaves the bus; the task serving the
-/// call waits on it to cancel the handler. Sendable: fired on the loop thread, awaited anywhere.
+/// call waits on it to cancel the handler. Sendable: fired on the bus thread, awaited anywhere.
 final class CallerGone: Sendable {
     private struct State {
         var fired = false
@@ -45,7 +45,7 @@ final class CallerGone: Sendable {
 /// Watches one unique name that has incoming calls in flight, so they can be given up when it
 /// leaves the bus: a NameOwnerChanged match on it (arg0), and a GetNameOwner sent right after,
 /// for a caller that left before the match was in place (the bus handles our AddMatch and
-/// GetNameOwner in order, so one of the two sees it go). Confined to the loop thread; reached from
+/// GetNameOwner in order, so one of the two sees it go). Confined to the bus thread; reached from
 /// the callbacks through userdata, so it lives until its slots are dropped.
 final class CallerWatch {
     unowned let state: BusState

@@ -3,7 +3,7 @@ import CSystemd
 import Glibc
 
 /// One interface exported at one path: its vtable (with the C strings sd-bus keeps pointers to),
-/// its current property values, and its slot. Confined to the loop thread.
+/// its current property values, and its slot. Confined to the bus thread.
 final class ExportedObject {
     let path: String
     let spec: InterfaceSpec

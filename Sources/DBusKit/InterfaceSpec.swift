@@ -38,7 +38,7 @@ public struct InterfaceSpec: Sendable {
         public var signature: String
         public var initial: DBusValue
         public var change: Change
-        /// Present for writable properties: validates and applies a write on the loop thread, or throws
+        /// Present for writable properties: validates and applies a write on the bus thread, or throws
         /// a `BusError` to refuse it. It must not block.
         public var setter: (@Sendable (DBusValue) throws -> Void)?
 

@@ -2,7 +2,7 @@
 import CSystemd
 import Glibc
 
-/// Reads a whole sd-bus message body into `DBusValue`s. Only used on the loop thread.
+/// Reads a whole sd-bus message body into `DBusValue`s. Only used on the bus thread.
 enum MessageReader {
     static func readAll(_ m: OpaquePointer) throws(BusError) -> [DBusValue] {
         var out: [DBusValue] = []

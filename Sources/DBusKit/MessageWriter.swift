@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import CSystemd
 
-/// Appends `DBusValue`s to an sd-bus message. Only used on the loop thread.
+/// Appends `DBusValue`s to an sd-bus message. Only used on the bus thread.
 enum MessageWriter {
     /// `s` as a C string for sd-bus, which would cut it at a NUL: D-Bus strings cannot hold one,
     /// so such a string is refused instead of sent shortened (found by Scripts/fuzz).

@@ -93,9 +93,8 @@ public final class EventLoop: SerialExecutor {
         pthread_detach(thread)
     }
 
-    /// The sd_event, for a library that attaches to it itself (sd_bus_attach_event); on the loop
-    /// thread only.
-    public var event: OpaquePointer {
+    /// The sd_event; on the loop thread only.
+    var event: OpaquePointer {
         precondition(isOnLoopThread, "sd-event used off the loop thread")
         return OpaquePointer(bitPattern: eventAddress)!
     }

@@ -58,18 +58,6 @@ private actor LoopProbe {
 
     func append(_ entry: String) { log.append(entry) }
 
-    private var hook: LoopAfterDispatch?
-
-    /// After each round that dispatched something: logs "after" once per round, fires `fired`.
-    func hookAfterDispatch(fired: OneShotEvent) throws {
-        hook = try LoopAfterDispatch(loop, purpose: "a test") { [unowned self] in
-            if log.last != "after" { log.append("after") }
-            fired.fire()
-        }
-    }
-
-    func removeHook() { hook = nil }
-
     /// Whether this runs on the loop's thread (the actor's executor is the loop).
     func onLoopThread() -> Bool { loop.isOnLoopThread }
 }
@@ -203,29 +191,6 @@ struct EventLoopTests {
         #expect(order.withLock { $0 } == Array(0..<1000))
         for i in 0..<100 { await probe.append("\(i)") }
         #expect(await probe.log == (0..<100).map { "\($0)" })
-        try await stop(loop)
-    }
-
-    @Test("work after dispatching runs after the source that was dispatched, not inside it")
-    func afterDispatch() async throws {
-        let loop = try EventLoop(name: "test-loop")
-        let probe = LoopProbe(loop)
-        let (r, w) = try pipePair()
-        defer { close(r); close(w) }
-        let hooked = OneShotEvent()
-        try await probe.hookAfterDispatch(fired: hooked)
-        let fired = OneShotEvent()
-        try await probe.watch("pipe", fd: r, removing: ["pipe"], fired: fired)
-        var byte: UInt8 = 1
-        #expect(write(w, &byte, 1) == 1)
-        try await waitFor(fired, "the pipe's readiness")
-        try await waitFor(hooked, "the hook after the pipe's handler")
-        await probe.append("probe")
-        let log = await probe.log
-        // The pipe's handler, then the hook after it, before the next job.
-        #expect(log.suffix(3) == ["pipe 1", "after", "probe"], "\(log)")
-        await probe.removeHook()
-        await probe.removeAll()
         try await stop(loop)
     }
 

@@ -1,25 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-import Concurrency
 @testable import DBusKit
 import Testing
 
 extension DBusKitTests {
-    @Test("a connection released without close() is closed: its name leaves the bus")
+    @Test("a connection released without close() is closed: its name leaves the bus and its thread ends")
     func releasedConnectionCloses() async throws {
         try await World.with { world in
             let watcher = try await BusConnection.open(.address(world.busAddress))
             weak var released: BusConnection?
-            let exited: OneShotEvent
+            let exited: LoopExit
             let name: String
             do {
                 let connection = try await BusConnection.open(.address(world.busAddress), threadName: "test-released")
                 name = try await connection.uniqueName()
                 released = connection
-                exited = connection.closed
+                exited = connection.loop.exited
             }
             #expect(released == nil, "something still holds the connection")
             let ended = await result(of: Task { await exited.wait() }, within: .seconds(60))
-            #expect(ended != nil, "the connection was not closed")
+            #expect(ended != nil, "the connection's thread did not end")
             let owned = try await watcher.call(
                 "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameHasOwner",
                 [.string(name)])

@@ -36,16 +36,27 @@ struct ResourceFailureTests {
         #expect(error.description == "eventfd for the event loop's wake-up failed: Too many open files")
     }
 
-    @Test("the event loop missing for a bus connection: open throws the ResourceError, for its eventfd or its thread")
-    func busLoop() async {
-        await #expect(throws: ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)) {
-            try await BusConnection.open(.address("unix:path=/nonexistent"), loop: Self.noLoop)
+    @Test("the bus thread's eventfd missing: a BusError saying so with the system's reason")
+    func busEventFD() {
+        #expect(throws: BusError.failed("eventfd for the bus thread: Too many open files")) {
+            try BusLoop(makeWakeFD: Self.noDescriptors)
         }
-        await #expect(throws: ResourceError(call: "pthread_create", purpose: "the event loop", errno: EAGAIN)) {
-            try await BusConnection.open(.address("unix:path=/nonexistent")) { () throws(ResourceError) in
-                try EventLoop(name: "test-loop", threads: ThreadCreator { _, _ in EAGAIN })
-            }
+    }
+
+    @Test("no thread for the bus: start throws, the loop counts as exited, and work sent to it, before or after, still runs")
+    func busThread() async throws {
+        let loop = try BusLoop()
+        let early = OneShotEvent()
+        loop.execute { early.fire() }
+        #expect(throws: BusError.failed("pthread_create for the bus thread: Resource temporarily unavailable")) {
+            try loop.start(name: "test-bus", threads: ThreadCreator { _, _ in EAGAIN }, step: { nil })
         }
+        await loop.exited.wait()
+        await early.wait()
+        let late = OneShotEvent()
+        loop.execute { late.fire() }
+        await late.wait()
+        loop.join()
     }
 
     @Test("the event loop missing for the BLE sockets: a ResourceError, and the sockets are left to the caller")
@@ -97,9 +108,9 @@ struct ResourceFailureTests {
                 $0.status == 71 && $0.stderr.contains("glassd: cannot start: eventfd for the event loop's wake-up failed: Too many open files")
             }, "\(glassd.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.status) \($0.value.stderr)" })")
         #expect(
-            glassd.values.contains { $0.status == 71 && $0.stderr.contains("glassd: cannot start: sd_event_new for the event loop failed: Too many open files") },
+            glassd.values.contains { $0.status == 1 && $0.stderr.contains("glassd: eventfd for the bus thread: Too many open files") },
             "\(glassd.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.status) \($0.value.stderr)" })")
-        // Which of glassctl's few descriptors runs out first (the event loop's eventfd or epoll, the bus's socket, or
+        // Which of glassctl's few descriptors runs out first (the bus's eventfd, its socket, or
         // Dispatch's own, which traps in Dispatch) varies from run to run: some limit gives a clean line.
         #expect(
             glassctl.values.contains { $0.status == 1 && $0.stderr.hasPrefix("glassctl: ") && $0.stderr.contains("Too many open files") },
