@@ -4,8 +4,8 @@ import Concurrency
 import Foundation
 import Synchronization
 
-/// The process's one event loop: a thread running sd-event, which waits on every descriptor
-/// glassd serves (the bus connections, the Bluetooth sockets, curl's sockets) and on timers,
+/// The process's one event loop: a thread running sd-event, which waits on the descriptors
+/// glassd serves (the Bluetooth sockets, curl's sockets, open WebSockets) and on timers,
 /// and runs the jobs of the actors whose executor it is. Idle, it sleeps in epoll_wait with no
 /// timeout: nothing wakes it until a descriptor, a due timer or posted work does.
 ///
@@ -74,8 +74,9 @@ public final class EventLoop: SerialExecutor {
             close(fd)
             throw ResourceError(call: "sd_event_add_io", purpose: "the event loop's wake-up", errno: -added)
         }
-        // Jobs go first when several sources are ready: a reply a job sends must not wait behind I/O.
-        sd_event_source_set_priority(wakeSource, Int64(SD_EVENT_PRIORITY_IMPORTANT))
+        // The default priority, as every other source's: sd-event serves ready sources of one
+        // priority in the order they became ready, while a higher one always goes first, so jobs
+        // arriving without pause would starve every descriptor.
         sd_event_source_set_userdata(wakeSource, Unmanaged.passUnretained(self).toOpaque())
         // Owned by the sd_event from here on (floating takes its own reference), freed with it.
         sd_event_source_set_floating(wakeSource, 1)

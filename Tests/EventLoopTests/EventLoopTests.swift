@@ -194,25 +194,74 @@ struct EventLoopTests {
         try await stop(loop)
     }
 
+    @Test("work posted without pause starves no descriptor: a ready one is served within a few rounds")
+    func noStarvation() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let probe = LoopProbe(loop)
+        let (r, w) = try pipePair()
+        defer { close(r); close(w) }
+        let fired = OneShotEvent()
+        try await probe.watch("pipe", fd: r, removing: ["pipe"], fired: fired)
+        // A chain of closures, each posting the next: the queue is never empty for long. It stops
+        // when the pipe's handler has run (or after a bound, so a starved pipe ends the test).
+        let rounds = Atomic<Int>(0)
+        let roundsWhenServed = Atomic<Int>(-1)
+        @Sendable func chain() {
+            let round = rounds.add(1, ordering: .relaxed).newValue
+            if fired.hasFired {
+                roundsWhenServed.store(round, ordering: .relaxed)
+            } else if round < 100_000 {
+                loop.post { chain() }
+            }
+        }
+        let stopped = OneShotEvent()
+        loop.post {
+            var byte: UInt8 = 1
+            _ = write(w, &byte, 1)
+            chain()
+        }
+        try await waitFor(fired, "the pipe's readiness")
+        loop.post { stopped.fire() }
+        try await waitFor(stopped, "the chain's end")
+        let served = roundsWhenServed.load(ordering: .relaxed)
+        #expect(served >= 0 && served < 100, "the pipe was served after \(rounds.load(ordering: .relaxed)) rounds of posted work")
+        await probe.removeAll()
+        try await stop(loop)
+    }
+
     /// A stand-in for a descriptor-making call that fails as it does at RLIMIT_NOFILE.
     private static func noDescriptors() -> Int32 {
         errno = EMFILE
         return -1
     }
 
-    @Test("no eventfd, no sd_event or no thread: a ResourceError naming it, and nothing left open")
+    @Test("no eventfd, no sd_event or no thread: a ResourceError naming it, and the wake-up descriptor closed")
     func resourceFailures() throws {
         #expect(throws: ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)) {
             try EventLoop(name: "test-loop", makeWakeFD: Self.noDescriptors)
         }
-        let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        // The wake-up descriptor stood in for by a pipe's only write end: once the loop closes
+        // it, the read end reads EOF (a count of open descriptors would see other suites' too).
+        for failure in ["sd_event_new", "pthread_create"] {
+            let (r, w) = try pipePair()
+            defer { close(r) }
+            #expect(throws: ResourceError.self) {
+                if failure == "sd_event_new" {
+                    try EventLoop(name: "test-loop", makeWakeFD: { w }, makeEvent: { _ in -ENOMEM })
+                } else {
+                    try EventLoop(name: "test-loop", makeWakeFD: { w }, threads: ThreadCreator { _, _ in EAGAIN })
+                }
+            }
+            var entry = pollfd(fd: r, events: Int16(POLLIN), revents: 0)
+            var byte: UInt8 = 0
+            #expect(poll(&entry, 1, 0) == 1 && read(r, &byte, 1) == 0, "\(failure): the wake-up descriptor was left open")
+        }
         #expect(throws: ResourceError(call: "sd_event_new", purpose: "the event loop", errno: ENOMEM)) {
             try EventLoop(name: "test-loop", makeEvent: { _ in -ENOMEM })
         }
         #expect(throws: ResourceError(call: "pthread_create", purpose: "the event loop", errno: EAGAIN)) {
             try EventLoop(name: "test-loop", threads: ThreadCreator { _, _ in EAGAIN })
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count == before, "a descriptor leaked")
         let error = ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)
         #expect(error.description == "eventfd for the event loop's wake-up failed: Too many open files")
     }
