@@ -3,8 +3,8 @@ import AssistantEngine
 import CCurl
 import Glibc
 
-/// One request on its easy handle, from submission to its last byte. Lives on the curl thread
-/// only; libcurl reaches it through CURLOPT_PRIVATE and the callbacks' userdata.
+/// One request on its easy handle, from submission to its last byte. Lives on the event loop's
+/// thread only; libcurl reaches it through CURLOPT_PRIVATE and the callbacks' userdata.
 final class CurlTransfer {
     let id: UInt64
     let easy: UnsafeMutableRawPointer
