@@ -147,16 +147,19 @@ let package = Package(
 
         // Adapters.
         // A WebSocket client (RFC 6455) over a TCP socket or libcurl's TLS stream: the codec is pure,
-        // the socket has its own thread.
+        // a thread of its own connects, the event loop serves the open connection.
         .target(
-            name: "WebSocket", dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")],
+            name: "WebSocket", dependencies: ["CCurl", "EventLoop", "Concurrency", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
+        // The process's one event loop (sd-event on one thread): the descriptors glassd waits on
+        // (bus connections aside), its timers, and the executor of the actors that own them.
+        .target(name: "EventLoop", dependencies: ["CSystemd", "Concurrency"], swiftSettings: strict),
         .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
-            dependencies: ["DBusKit", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBusKit", "EventLoop", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency"], swiftSettings: strict),
+        .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency", "EventLoop"], swiftSettings: strict),
         // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
         .target(name: "Audio", dependencies: ["CSpeexDSP"], swiftSettings: strict),
         // The host's own audio, under swift-subprocess: whether glassd can reach it at all, the
@@ -261,6 +264,7 @@ let package = Package(
         .testTarget(
             name: "AgentTests", dependencies: ["Agent", "Glasses", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Audio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
@@ -283,7 +287,7 @@ let package = Package(
             dependencies: [
                 "glassd", "glassd-twin", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
                 "Firmware", "Audio", "FakeKinds",
-                "HTTPKit",
+                "HTTPKit", "EventLoop", "WebSocket",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

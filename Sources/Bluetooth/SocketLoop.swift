@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Concurrency
+import EventLoop
 import Foundation
 import LinkKit
 import Synchronization
 
 /// The sockets BlueZ hands out with AcquireNotify/AcquireWrite (SOCK_SEQPACKET: one packet per
-/// notification or write), served by one thread per link that polls them all: reads become
-/// notifications, queued writes go out when the socket has room. Each channel has its own write
-/// queue, so a long upload on one never holds up a message on another. Nothing blocks the pool.
+/// notification or write), served on the process's event loop: reads become notifications,
+/// queued writes go out when the socket has room. Each channel has its own write queue, so a
+/// long upload on one never holds up a message on another. Nothing blocks the pool.
 ///
-/// The thread holds only the loop's `SocketLoopCore`, never the loop: releasing the loop closes
-/// it, so a link dropped without `close()` leaves no thread behind.
+/// The loop holds only the link's `SocketLoopCore`, never this object: releasing it closes the
+/// sockets, so a link dropped without `close()` leaves nothing behind.
 final class SocketLoop: Sendable {
     struct Channel: Sendable {
         var notifyFD: Int32?
@@ -22,23 +23,24 @@ final class SocketLoop: Sendable {
     /// Fired when a notify socket reports EOF or an error, or a write fails: the link is gone
     /// (BlueZ closes the sockets when the device disconnects).
     var lost: OneShotEvent { core.lost }
-    /// Fired when the thread has released every socket and is about to end.
+    /// Fired when the loop has released every socket.
     var exited: OneShotEvent { core.exited }
 
-    /// Throws ResourceError when no wake-up pipe can be made (`makePipe` stands in for pipe(2),
-    /// so a test can fail it); the sockets stay the caller's then.
+    /// Throws ResourceError when the event loop cannot be had (`loop` stands in for
+    /// `EventLoop.shared`, so a test can fail it); the sockets stay the caller's then. `name`
+    /// says what the sockets are for, in errors.
     init(
-        channels: [Channel], name: String, makePipe: (UnsafeMutablePointer<Int32>) -> Int32 = { Glibc.pipe($0) }
+        channels: [Channel], name: String, loop: () throws(ResourceError) -> EventLoop = EventLoop.shared
     ) throws(ResourceError) {
-        core = try SocketLoopCore(makePipe: makePipe)
+        let loop = try loop()
         for channel in channels {
             for fd in [channel.notifyFD, channel.writeFD].compactMap({ $0 }) {
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             }
         }
-        let thread = Thread { [core] in core.run(channels) }
-        thread.name = name
-        thread.start()
+        let core = SocketLoopCore(loop: loop, name: name)
+        self.core = core
+        loop.post { core.assumeIsolated { $0.start(channels) } }
     }
 
     deinit { core.close() }
@@ -53,8 +55,9 @@ final class SocketLoop: Sendable {
     func close() { core.close() }
 }
 
-/// What the thread holds: the queues it is handed, the wake-up pipe, the events it fires.
-private final class SocketLoopCore: Sendable {
+/// The link's sockets on the loop: what other threads hand it (`commands`), and the queues and
+/// sources only the loop thread touches.
+private actor SocketLoopCore {
     struct Job: Sendable {
         var id: UInt64
         var channel: Int
@@ -70,25 +73,32 @@ private final class SocketLoopCore: Sendable {
         var finished = false
     }
 
-    let commands = Mutex(Commands())
-    /// A pipe that wakes the poll: read end first.
-    let wakeFDs: (read: Int32, write: Int32)
-    let lost = OneShotEvent()
-    let exited = OneShotEvent()
+    /// Packets one channel writes in a row before others get the loop: a long upload to a fast
+    /// socket must not hold up the bus or the other channels.
+    static let packetsPerTurn = 64
 
-    init(makePipe: (UnsafeMutablePointer<Int32>) -> Int32) throws(ResourceError) {
-        var pair: [Int32] = [-1, -1]
-        guard pair.withUnsafeMutableBufferPointer({ makePipe($0.baseAddress!) }) == 0 else {
-            throw ResourceError(call: "pipe", purpose: "the BLE socket thread's wake-up", errno: errno)
-        }
-        for fd in pair {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeFDs = (pair[0], pair[1])
+    nonisolated let loop: EventLoop
+    nonisolated let name: String
+    nonisolated let commands = Mutex(Commands())
+    nonisolated let lost = OneShotEvent()
+    nonisolated let exited = OneShotEvent()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    private var open: [SocketLoop.Channel] = []
+    private var queues: [[Job]] = []
+    /// Packets of queues[i][0] already written.
+    private var sent: [Int] = []
+    private var readers: [LoopIO?] = []
+    private var writers: [LoopIO?] = []
+    private var buffer = [UInt8](repeating: 0, count: 1024)
+    private var done = false
+
+    init(loop: EventLoop, name: String) {
+        self.loop = loop
+        self.name = name
     }
 
-    func write(channel: Int, packets: [[UInt8]]) async throws {
+    nonisolated func write(channel: Int, packets: [[UInt8]]) async throws {
         let id = commands.withLock { c in
             defer { c.nextID += 1 }
             return c.nextID
@@ -96,7 +106,7 @@ private final class SocketLoopCore: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                 let refusal = commands.withLock { c -> (any Error)? in
-                    guard !c.finished else { return ChannelError.closed }
+                    guard !c.finished && !c.closing else { return ChannelError.closed }
                     // A task cancelled before this point ran onCancel already, and the loop
                     // may have consumed (and forgotten) that id before the job existed: such a
                     // job would never be cancelled. The flag is set before onCancel runs, so a
@@ -113,119 +123,146 @@ private final class SocketLoopCore: Sendable {
         }
     }
 
-    func close() {
+    nonisolated func close() {
         commands.withLock { $0.closing = true }
         wake()
     }
 
-    /// Under the lock, so the thread cannot have closed the pipe meanwhile (nor a new
-    /// descriptor taken its number).
-    private func wake() {
-        commands.withLock { c in
-            guard !c.finished else { return }
-            var one: UInt8 = 1
-            _ = Glibc.write(wakeFDs.write, &one, 1)
+    /// Has the loop look at `commands`.
+    private nonisolated func wake() {
+        loop.post { [self] in assumeIsolated { $0.turn() } }
+    }
+
+    /// Watches the sockets; the first thing the loop does for the link.
+    func start(_ channels: [SocketLoop.Channel]) {
+        open = channels
+        queues = Array(repeating: [], count: channels.count)
+        sent = Array(repeating: 0, count: channels.count)
+        readers = Array(repeating: nil, count: channels.count)
+        writers = Array(repeating: nil, count: channels.count)
+        // The sources hold this core until `finish()` removes them (`close()`, which the
+        // SocketLoop's deinit calls, comes to it).
+        do {
+            for (i, channel) in channels.enumerated() {
+                if let fd = channel.notifyFD {
+                    readers[i] = try LoopIO(loop, fd: fd, events: .readable, purpose: "\(name) notifications") { [self] _ in
+                        readReady(i)
+                    }
+                }
+                if let fd = channel.writeFD {
+                    writers[i] = try LoopIO(loop, fd: fd, events: [], purpose: "\(name) writes") { [self] _ in
+                        pump(i)
+                    }
+                }
+            }
+        } catch {
+            // The loop cannot watch them (out of memory): as good as lost.
+            lost.fire()
+            return finish()
+        }
+        turn()
+    }
+
+    private func turn() {
+        guard !done else { return }
+        let (newJobs, cancelled, closing) = commands.withLock { c in
+            defer {
+                c.jobs.removeAll()
+                c.cancelled.removeAll()
+            }
+            return (c.jobs, c.cancelled, c.closing)
+        }
+        for job in newJobs { queues[job.channel].append(job) }
+        if !cancelled.isEmpty {
+            for i in queues.indices {
+                for (position, job) in queues[i].enumerated() where cancelled.contains(job.id) {
+                    job.done.resume(throwing: CancellationError())
+                    if position == 0 { sent[i] = 0 }
+                }
+                queues[i].removeAll { cancelled.contains($0.id) }
+            }
+        }
+        if closing { return finish() }
+        for i in queues.indices { pump(i) }
+    }
+
+    private func readReady(_ i: Int) {
+        guard let fd = open[i].notifyFD else { return }
+        for _ in 0..<Self.packetsPerTurn {
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0 {
+                open[i].inbox?.push(Array(buffer[..<n]))
+                continue
+            }
+            if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
+            // EOF or error: BlueZ let go of the socket, so the link is gone.
+            open[i].inbox?.finish()
+            readers[i]?.remove()
+            readers[i] = nil
+            Glibc.close(fd)
+            open[i].notifyFD = nil
+            lost.fire()
+            return
         }
     }
 
-    func run(_ channels: [SocketLoop.Channel]) {
-        var queues: [[Job]] = Array(repeating: [], count: channels.count)
-        var sent = Array(repeating: 0, count: channels.count)  // packets of queues[i][0] already written
-        var open = channels
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        while true {
-            let (newJobs, cancelled, closing) = commands.withLock { c in
-                defer {
-                    c.jobs.removeAll()
-                    c.cancelled.removeAll()
-                }
-                return (c.jobs, c.cancelled, c.closing)
-            }
-            for job in newJobs { queues[job.channel].append(job) }
-            if !cancelled.isEmpty {
-                for i in queues.indices {
-                    for (position, job) in queues[i].enumerated() where cancelled.contains(job.id) {
-                        job.done.resume(throwing: CancellationError())
-                        if position == 0 { sent[i] = 0 }
-                    }
-                    queues[i].removeAll { cancelled.contains($0.id) }
-                }
-            }
-            if closing { break }
-            var fds = [pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0)]
-            var owners: [(channel: Int, notify: Bool)] = [(-1, false)]
-            for (i, channel) in open.enumerated() {
-                if let fd = channel.notifyFD {
-                    fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
-                    owners.append((i, true))
-                }
-                if let fd = channel.writeFD, !queues[i].isEmpty {
-                    fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0))
-                    owners.append((i, false))
+    /// Writes what channel `i` has queued until the socket is full (then waits for room) or the
+    /// turn's packets are out (then comes back in the loop's next round).
+    private func pump(_ i: Int) {
+        guard !done, let fd = open[i].writeFD else { return }
+        var budget = Self.packetsPerTurn
+        while let job = queues[i].first, budget > 0 {
+            var failure: Int32?
+            var full = false
+            while sent[i] < job.packets.count && budget > 0 {
+                let packet = job.packets[sent[i]]
+                // MSG_NOSIGNAL: a link that dropped gives EPIPE, not SIGPIPE.
+                let n = packet.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n == packet.count {
+                    sent[i] += 1
+                    budget -= 1
+                } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
+                    full = true
+                    break
+                } else {
+                    failure = n < 0 ? errno : EIO
+                    break
                 }
             }
-            guard fds.withUnsafeMutableBufferPointer({ poll($0.baseAddress, nfds_t($0.count), -1) }) >= 0 || errno == EINTR else {
-                break
+            if let failure {
+                queues[i].removeFirst()
+                sent[i] = 0
+                job.done.resume(throwing: POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO))
+                lost.fire()
+            } else if sent[i] == job.packets.count {
+                queues[i].removeFirst()
+                sent[i] = 0
+                job.done.resume()
             }
-            if fds[0].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeFDs.read, &drain, drain.count) > 0 {}
-            }
-            for (index, fd) in fds.enumerated().dropFirst() where fd.revents != 0 {
-                let i = owners[index].channel
-                if owners[index].notify {
-                    let n = read(fd.fd, &buffer, buffer.count)
-                    if n > 0 {
-                        open[i].inbox?.push(Array(buffer[..<n]))
-                    } else if n == 0 || (errno != EAGAIN && errno != EINTR) {
-                        // EOF or error: BlueZ let go of the socket, so the link is gone.
-                        open[i].inbox?.finish()
-                        Glibc.close(fd.fd)
-                        open[i].notifyFD = nil
-                        lost.fire()
-                    }
-                    continue
-                }
-                guard let job = queues[i].first else { continue }
-                var failure: Int32?
-                while sent[i] < job.packets.count {
-                    let packet = job.packets[sent[i]]
-                    // MSG_NOSIGNAL: a link that dropped gives EPIPE, not SIGPIPE.
-                    let n = packet.withUnsafeBytes { send(fd.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    if n == packet.count {
-                        sent[i] += 1
-                    } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
-                        break
-                    } else {
-                        failure = n < 0 ? errno : EIO
-                        break
-                    }
-                }
-                if let failure {
-                    queues[i].removeFirst()
-                    sent[i] = 0
-                    job.done.resume(throwing: POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO))
-                    lost.fire()
-                } else if sent[i] == job.packets.count {
-                    queues[i].removeFirst()
-                    sent[i] = 0
-                    job.done.resume()
-                }
-            }
+            if full { break }
         }
-        // Closing: refuse new writes, fail queued ones, release every socket.
+        // Level-triggered: a socket with room and a queue left runs this again next round.
+        writers[i]?.events = queues[i].isEmpty ? [] : .writable
+    }
+
+    /// Closing: refuse new writes, fail queued ones, release every socket.
+    private func finish() {
+        done = true
         let late = commands.withLock { c in
             c.finished = true
             defer { c.jobs.removeAll() }
             return c.jobs
         }
         for job in queues.joined() + late { job.done.resume(throwing: ChannelError.closed) }
+        queues.removeAll()
+        for source in readers + writers { source?.remove() }
+        readers.removeAll()
+        writers.removeAll()
         for channel in open {
             channel.inbox?.finish()
             for fd in [channel.notifyFD, channel.writeFD].compactMap({ $0 }) { Glibc.close(fd) }
         }
-        Glibc.close(wakeFDs.read)
-        Glibc.close(wakeFDs.write)
+        open.removeAll()
         exited.fire()
     }
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// sd-bus and sd-daemon for Swift. The SD_BUS_VTABLE_* macros are designated initialisers Swift
+// sd-bus, sd-event and sd-daemon for Swift. The SD_BUS_VTABLE_* macros are designated initialisers Swift
 // cannot import, so each vtable entry is built here, zero-filled as sd-bus-vtable.h demands.
 #pragma once
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
 #include <systemd/sd-journal.h>
 #include <sys/eventfd.h>
 #include <sys/uio.h>

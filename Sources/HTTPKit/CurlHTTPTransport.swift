@@ -5,8 +5,8 @@ import Concurrency
 import Foundation
 import Synchronization
 
-/// HTTP over libcurl's multi interface on one dedicated thread: every transfer streams on it
-/// side by side, and no blocking curl call touches the cooperative pool.
+/// HTTP over libcurl's multi socket interface on the process's event loop: every transfer streams
+/// on it side by side, and no blocking curl call touches the cooperative pool.
 public final class CurlHTTPTransport: HTTPTransport {
     struct Submission: Sendable {
         var id: UInt64
@@ -18,8 +18,8 @@ public final class CurlHTTPTransport: HTTPTransport {
     }
 
     private let loop: CurlLoop
-    /// Fired when the curl thread has ended (after the transport was released and its last
-    /// transfer finished).
+    /// Fired when the transport's curl handle is gone from the loop (after the transport was
+    /// released and its last transfer finished).
     var exited: OneShotEvent { loop.exited }
 
     /// Throws ResourceError when the system has no descriptor or curl no handle to spare.
@@ -28,12 +28,9 @@ public final class CurlHTTPTransport: HTTPTransport {
         try self.init(loop: CurlLoop())
     }
 
+    /// The loop never holds the transport: releasing the transport ends the loop's part.
     init(loop: CurlLoop) {
         self.loop = loop
-        // The thread holds the loop, never the transport: releasing the transport ends it.
-        let thread = Thread { [loop] in loop.run() }
-        thread.name = "curl"
-        thread.start()
     }
 
     deinit { loop.submit(.close) }

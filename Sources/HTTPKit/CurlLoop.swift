@@ -2,13 +2,16 @@
 import AssistantEngine
 import CCurl
 import Concurrency
+import EventLoop
 import Foundation
 import Synchronization
 
-/// The curl thread of one `CurlHTTPTransport`: the commands it is sent and the multi handle it
-/// drives. It runs until its transport is released (`.close`) and no transfer is left, so a
-/// response still being read outlives the transport, and a transport nobody holds ends its thread.
-final class CurlLoop: Sendable {
+/// The curl side of one `CurlHTTPTransport`, on the process's event loop: the commands it is
+/// sent, and the multi handle it drives with libcurl's multi socket API (curl says which sockets
+/// and which timeout to wait for; the loop waits and calls curl_multi_socket_action). It runs
+/// until its transport is released (`.close`) and no transfer is left, so a response still being
+/// read outlives the transport.
+actor CurlLoop {
     enum Command: Sendable {
         case start(CurlHTTPTransport.Submission)
         case cancel(UInt64)
@@ -17,45 +20,58 @@ final class CurlLoop: Sendable {
 
     private struct Commands {
         var queue: [Command] = []
-        /// The thread has ended and closed its eventfd.
+        /// The multi handle is gone: later commands are refused.
         var finished = false
     }
 
-    private let commands = Mutex(Commands())
-    let nextID = Atomic<UInt64>(1)
-    private let wakeFD: Int32
-    /// The multi handle, made here so a failure is the caller's error; `run()` takes it on the
-    /// thread, the only one that uses it.
-    private let multiHandle: Mutex<UnsafeMutableRawPointer?>
-    let exited = OneShotEvent()
+    nonisolated let eventLoop: EventLoop
+    private nonisolated let commands = Mutex(Commands())
+    nonisolated let nextID = Atomic<UInt64>(1)
+    nonisolated let exited = OneShotEvent()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { eventLoop.asUnownedSerialExecutor() }
 
-    /// `makeWakeFD` and `makeMulti` stand in for eventfd(2) and curl_multi_init, so a test can fail them.
+    /// Made on the caller's thread, used on the loop's only.
+    private let multi: UnsafeMutableRawPointer
+    private var transfers: [UInt64: CurlTransfer] = [:]
+    private var cancelled = Set<UInt64>()
+    private var highestStarted: UInt64 = 0
+    private var closing = false
+    private var done = false
+    /// The sockets curl asked to be watched, by descriptor.
+    private var sockets: [Int32: LoopIO] = [:]
+    private var timer: LoopTimer?
+
+    /// `loop` and `makeMulti` stand in for `EventLoop.shared` and curl_multi_init, so a test can fail them.
     init(
-        makeWakeFD: () -> Int32 = { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) },
+        loop: () throws(ResourceError) -> EventLoop = EventLoop.shared,
         makeMulti: () -> UnsafeMutableRawPointer? = { curl_multi_init() }
     ) throws(ResourceError) {
-        let fd = makeWakeFD()
-        guard fd >= 0 else { throw ResourceError(call: "eventfd", purpose: "the curl thread's wake-up", errno: errno) }
+        eventLoop = try loop()
         guard let multi = makeMulti() else {
-            close(fd)
-            throw ResourceError(call: "curl_multi_init", purpose: "the curl thread", errno: 0)
+            throw ResourceError(call: "curl_multi_init", purpose: "the curl transport", errno: 0)
         }
-        wakeFD = fd
-        multiHandle = Mutex(multi)
+        self.multi = multi
+        // Unretained: the sources the callbacks make hold this loop while curl has them.
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = ccurl_multi_setopt_socketfunction(multi, socketCallback)
+        _ = ccurl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, me)
+        _ = ccurl_multi_setopt_timerfunction(multi, timerCallback)
+        _ = ccurl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
     }
 
-    func submit(_ command: Command) {
+    nonisolated func submit(_ command: Command) {
         let refused = commands.withLock { c -> Bool in
             guard !c.finished else { return true }
             c.queue.append(command)
-            // Under the lock, so the thread cannot have closed the eventfd meanwhile.
-            var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
             return false
         }
         // Only a cancel can come this late (a start needs the transport, which holds the loop
         // open); its transfer ended already.
-        if refused, case .start(let submission) = command { Self.refuse(submission) }
+        if refused {
+            if case .start(let submission) = command { Self.refuse(submission) }
+            return
+        }
+        eventLoop.post { [self] in assumeIsolated { $0.turn() } }
     }
 
     private static func refuse(_ submission: CurlHTTPTransport.Submission) {
@@ -63,76 +79,145 @@ final class CurlLoop: Sendable {
         submission.bodyContinuation.finish(throwing: HTTPTransportError.cancelled)
     }
 
-    func run() {
-        // Taken once: `run()` is called once, by the thread the transport starts.
-        guard let multi = multiHandle.withLock({ $0.take() }) else { return }
-        var transfers: [UInt64: CurlTransfer] = [:]
-        var cancelled = Set<UInt64>()
-        var highestStarted: UInt64 = 0
-        var closing = false
-        while true {
-            for command in commands.withLock({ c in defer { c.queue.removeAll() }; return c.queue }) {
-                switch command {
-                case .start(let submission):
-                    // A cancel can overtake its start; then the start never begins.
-                    if cancelled.remove(submission.id) != nil {
-                        Self.refuse(submission)
-                        continue
-                    }
-                    highestStarted = max(highestStarted, submission.id)
-                    guard let transfer = CurlTransfer(submission) else { continue }
-                    transfers[transfer.id] = transfer
-                    curl_multi_add_handle(multi, transfer.easy)
-                case .cancel(let id):
-                    if let transfer = transfers.removeValue(forKey: id) {
-                        curl_multi_remove_handle(multi, transfer.easy)
-                        transfer.finish(nil)
-                    } else if id > highestStarted {
-                        // Overtook its own start: remember it. (Otherwise it ended already.)
-                        cancelled.insert(id)
-                    }
-                case .close:
-                    closing = true
+    private func turn() {
+        guard !done else { return }
+        for command in commands.withLock({ c in defer { c.queue.removeAll() }; return c.queue }) {
+            switch command {
+            case .start(let submission):
+                // A cancel can overtake its start; then the start never begins.
+                if cancelled.remove(submission.id) != nil {
+                    Self.refuse(submission)
+                    continue
                 }
-            }
-            var running: Int32 = 0
-            curl_multi_perform(multi, &running)
-            var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
-                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-                let code = message.pointee.data.result
-                var privateData: UnsafeMutableRawPointer?
-                _ = ccurl_getinfo_ptr(easy, CURLINFO_PRIVATE, &privateData)
-                curl_multi_remove_handle(multi, easy)
-                guard let privateData else { continue }
-                let transfer = Unmanaged<CurlTransfer>.fromOpaque(privateData).takeUnretainedValue()
-                transfers.removeValue(forKey: transfer.id)
-                transfer.finish(code)
-            }
-            if closing && transfers.isEmpty { break }
-            var wake = curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)
-            if transfers.isEmpty {
-                // Idle: sleep until a request arrives, with no periodic wake-ups.
-                var fd = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
-                _ = poll(&fd, 1, -1)
-                wake.revents = fd.revents
-            } else {
-                var ready: Int32 = 0
-                curl_multi_poll(multi, &wake, 1, 1000, &ready)
-            }
-            if wake.revents != 0 {
-                var value: UInt64 = 0
-                _ = read(wakeFD, &value, 8)
+                highestStarted = max(highestStarted, submission.id)
+                guard let transfer = CurlTransfer(submission) else { continue }
+                transfers[transfer.id] = transfer
+                // curl sets its timer (to now): the transfer starts when it fires.
+                curl_multi_add_handle(multi, transfer.easy)
+            case .cancel(let id):
+                if let transfer = transfers.removeValue(forKey: id) {
+                    curl_multi_remove_handle(multi, transfer.easy)
+                    transfer.finish(nil)
+                } else if id > highestStarted {
+                    // Overtook its own start: remember it. (Otherwise it ended already.)
+                    cancelled.insert(id)
+                }
+            case .close:
+                closing = true
             }
         }
+        finishIfDone()
+    }
+
+    /// curl's socket callback: watch `fd` as curl asks (`what`: CURL_POLL_*).
+    fileprivate func watch(_ fd: Int32, _ what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            sockets.removeValue(forKey: fd)?.remove()
+            return
+        }
+        var events: IOEvents = []
+        if what == CURL_POLL_IN || what == CURL_POLL_INOUT { events.insert(.readable) }
+        if what == CURL_POLL_OUT || what == CURL_POLL_INOUT { events.insert(.writable) }
+        if let source = sockets[fd] {
+            source.events = events
+            return
+        }
+        do {
+            // Strongly: while curl has a socket, the loop holds this object.
+            sockets[fd] = try LoopIO(eventLoop, fd: fd, events: events, purpose: "a curl socket") { [self] revents in
+                ready(fd, revents)
+            }
+        } catch {
+            failAll(error)
+        }
+    }
+
+    /// curl's timer callback: call it back in `milliseconds` (-1: not at all).
+    fileprivate func setTimer(_ milliseconds: Int) {
+        guard milliseconds >= 0 else {
+            timer?.cancel()
+            return
+        }
+        // Strongly, as the sockets.
+        let timer = timer ?? LoopTimer(eventLoop, purpose: "curl's timeout") { [self] in ready(ccurl_socket_timeout(), []) }
+        self.timer = timer
+        do {
+            try timer.schedule(after: .milliseconds(milliseconds))
+        } catch {
+            failAll(error)
+        }
+    }
+
+    /// The loop cannot wait for what curl asks (no memory, no timerfd): every transfer fails
+    /// rather than wait for ever. Not from within curl's callback, which must not change the
+    /// multi handle: next, on the loop.
+    private func failAll(_ error: ResourceError) {
+        eventLoop.post { [self] in
+            assumeIsolated { loop in
+                for (_, transfer) in loop.transfers {
+                    curl_multi_remove_handle(loop.multi, transfer.easy)
+                    transfer.fail(.connectionFailed(error.description))
+                }
+                loop.transfers.removeAll()
+                loop.finishIfDone()
+            }
+        }
+    }
+
+    /// A socket of curl's is ready, or (CURL_SOCKET_TIMEOUT) its timer fired.
+    private func ready(_ fd: Int32, _ revents: IOEvents) {
+        guard !done else { return }
+        var flags: Int32 = 0
+        if !revents.isDisjoint(with: [.readable, .hangUp]) { flags |= CURL_CSELECT_IN }
+        if revents.contains(.writable) { flags |= CURL_CSELECT_OUT }
+        if revents.contains(.error) { flags |= CURL_CSELECT_ERR }
+        var running: Int32 = 0
+        curl_multi_socket_action(multi, fd, flags, &running)
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var privateData: UnsafeMutableRawPointer?
+            _ = ccurl_getinfo_ptr(easy, CURLINFO_PRIVATE, &privateData)
+            curl_multi_remove_handle(multi, easy)
+            guard let privateData else { continue }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(privateData).takeUnretainedValue()
+            transfers.removeValue(forKey: transfer.id)
+            transfer.finish(code)
+        }
+        finishIfDone()
+    }
+
+    /// Once the transport is gone and its last transfer ended: the multi handle goes, with the
+    /// sockets and the timer.
+    private func finishIfDone() {
+        guard closing && transfers.isEmpty && !done else { return }
+        done = true
         let late = commands.withLock { c in
             c.finished = true
-            close(wakeFD)
             defer { c.queue.removeAll() }
             return c.queue
         }
         for case .start(let submission) in late { Self.refuse(submission) }
+        // Closes curl's cached connections (telling the socket callback to let them go).
         curl_multi_cleanup(multi)
+        for source in sockets.values { source.remove() }
+        sockets.removeAll()
+        timer?.cancel()
+        timer = nil
         exited.fire()
     }
+}
+
+/// Called by curl on the loop thread, inside the calls the loop makes.
+private let socketCallback: curl_socket_callback = { _, fd, what, userp, _ in
+    guard let userp else { return 0 }
+    Unmanaged<CurlLoop>.fromOpaque(userp).takeUnretainedValue().assumeIsolated { $0.watch(fd, what) }
+    return 0
+}
+
+private let timerCallback: curl_multi_timer_callback = { _, milliseconds, userp in
+    guard let userp else { return 0 }
+    Unmanaged<CurlLoop>.fromOpaque(userp).takeUnretainedValue().assumeIsolated { $0.setTimer(milliseconds) }
+    return 0
 }

@@ -3,8 +3,8 @@ import AssistantEngine
 import CCurl
 import Glibc
 
-/// One request on its easy handle, from submission to its last byte. Lives on the curl thread
-/// only; libcurl reaches it through CURLOPT_PRIVATE and the callbacks' userdata.
+/// One request on its easy handle, from submission to its last byte. Lives on the event loop's
+/// thread only; libcurl reaches it through CURLOPT_PRIVATE and the callbacks' userdata.
 final class CurlTransfer {
     let id: UInt64
     let easy: UnsafeMutableRawPointer
@@ -115,7 +115,7 @@ final class CurlTransfer {
         }
     }
 
-    private func fail(_ error: HTTPTransportError) {
+    func fail(_ error: HTTPTransportError) {
         if headDelivered {
             bodyContinuation.finish(throwing: error)
         } else {

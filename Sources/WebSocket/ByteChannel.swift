@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 
-/// The byte stream under a WebSocket, as its socket thread uses it: a plain TCP socket for
-/// `ws://`, libcurl's verified TLS stream for `wss://`. Non-blocking both: `poll` on `fd` says
-/// when to try again. Lives on the socket's thread only.
+/// The byte stream under a WebSocket: a plain TCP socket for `ws://`, libcurl's verified TLS
+/// stream for `wss://`. Non-blocking both: readiness of `fd` says when to try again. Used by one
+/// thread at a time: the connecting thread, then the event loop's.
 protocol ByteChannel: AnyObject {
     /// What to poll.
     var fd: Int32 { get }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import EventLoop
 import Foundation
 
-/// An open connection as its socket thread serves it: frames in, messages out, queued frames
-/// written as the channel takes them, pings answered, the close handshake. Lives on that thread
-/// only.
+/// An open connection as the event loop serves it: frames in, messages out, queued frames
+/// written as the channel takes them, pings answered, the close handshake. Lives on the loop
+/// thread only (inside its `ConnectionSession`).
 final class ConnectionLoop {
     private enum Phase {
         case open
@@ -19,8 +20,15 @@ final class ConnectionLoop {
     /// Reads in a row before commands get a look: a fast server must not starve the senders.
     static let readsPerTurn = 16
 
+    private let loop: EventLoop
     private let channel: any ByteChannel
     private let owner: SocketThread
+    /// The channel's descriptor on the loop; waits for writability only while frames are queued.
+    private var io: LoopIO?
+    /// The peer's close frame is awaited until then.
+    private var closeTimer: LoopTimer?
+    /// Reads again at once, for bytes TLS holds that the descriptor does not show.
+    private var moreTimer: LoopTimer?
     private let messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     private var decoder: FrameDecoder
     private var assembler: MessageAssembler
@@ -34,9 +42,10 @@ final class ConnectionLoop {
     private var mayHaveMore = false
 
     init(
-        channel: any ByteChannel, owner: SocketThread, messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation,
+        loop: EventLoop, channel: any ByteChannel, owner: SocketThread, messages: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation,
         maximumMessageSize: Int, backlog: InboundBacklog
     ) {
+        self.loop = loop
         self.channel = channel
         self.owner = owner
         self.messages = messages
@@ -46,31 +55,55 @@ final class ConnectionLoop {
         queue = OutgoingQueue(triedWritesPin: channel.retriesWritesAsIs)
     }
 
-    func run(_ leftover: [UInt8]) {
+    /// The first turn on the loop: watch the channel, take the bytes that came with the handshake.
+    func start(_ leftover: [UInt8]) {
+        do {
+            // Unowned: the connection holds its sources, and removes them when it ends.
+            io = try LoopIO(loop, fd: channel.fd, events: .readable, purpose: "a WebSocket") { [unowned self] revents in
+                ready(revents)
+            }
+        } catch {
+            return end(.closed(code: nil, reason: "\(error)"))
+        }
         received(leftover)
-        while !isEnded {
-            let (commands, abandoned) = owner.takeCommands()
-            for command in commands { handle(command) }
-            // Dropped by its owner: close as if asked to ("going away"), but nobody waits.
-            if abandoned { handle(.close(code: 1001, reason: "")) }
-            flush()
-            if isEnded { break }
-            var fds = [
-                pollfd(fd: owner.wakeFDs.read, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: channel.fd, events: Int16(POLLIN) | (queue.isEmpty ? 0 : Int16(POLLOUT)), revents: 0),
-            ]
-            var timeout: Int32 = mayHaveMore ? 0 : -1
-            if case .closeSent(let deadline) = phase {
-                let left = deadline - .now
+        turn()
+    }
+
+    /// Commands came, or the owner left.
+    func turn() {
+        guard !isEnded else { return }
+        let (commands, abandoned) = owner.takeCommands()
+        for command in commands { handle(command) }
+        // Dropped by its owner: close as if asked to ("going away"), but nobody waits.
+        if abandoned { handle(.close(code: 1001, reason: "")) }
+        settle()
+    }
+
+    private func ready(_ revents: IOEvents) {
+        guard !isEnded else { return }
+        if !revents.isDisjoint(with: [.readable, .hangUp, .error]) { readAvailable() }
+        settle()
+    }
+
+    /// After anything happened: write what the channel takes, then wait for what comes next.
+    private func settle() {
+        flush()
+        guard !isEnded else { return }
+        io?.events = queue.isEmpty ? .readable : [.readable, .writable]
+        do {
+            if mayHaveMore {
+                let timer = moreTimer ?? LoopTimer(loop, purpose: "a WebSocket's next read") { [unowned self] in ready(.readable) }
+                moreTimer = timer
+                try timer.schedule(after: .zero)
+            }
+            if case .closeSent(let deadline) = phase, closeTimer == nil {
                 // The peer never answered our close: give up on it, which is still a clean end.
-                guard left > .zero else { return end(nil) }
-                timeout = mayHaveMore ? 0 : SocketThread.milliseconds(left)
+                let timer = LoopTimer(loop, purpose: "a WebSocket's close") { [unowned self] in end(nil) }
+                closeTimer = timer
+                try timer.schedule(after: deadline - .now)
             }
-            if poll(&fds, 2, timeout) < 0 && errno != EINTR {
-                return end(.closed(code: nil, reason: "poll: \(String(cString: strerror(errno)))"))
-            }
-            if fds[0].revents != 0 { owner.drainWakeups() }
-            if mayHaveMore || fds[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable() }
+        } catch {
+            end(.closed(code: nil, reason: "\(error)"))
         }
     }
 
@@ -209,6 +242,11 @@ final class ConnectionLoop {
     private func end(_ error: WebSocketError?) {
         guard !isEnded else { return }
         phase = .ended
+        // Off the loop before the descriptor closes (and its number is reused).
+        io?.remove()
+        io = nil
+        closeTimer = nil
+        moreTimer = nil
         channel.close()
         if let error {
             messages.finish(throwing: error)

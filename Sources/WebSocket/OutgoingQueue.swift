@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// The frames a connection has yet to write, in order, each with the sender waiting on it. Pure
-/// bookkeeping: the socket thread writes the head and reports how far it got.
+/// bookkeeping: the connection's loop writes the head and reports how far it got.
 struct OutgoingQueue {
     enum Kind {
         case message

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
+import EventLoop
 import Foundation
 import Synchronization
 
-/// The one thread that owns a connection's socket, and what other threads hand it. The thread
-/// resolves, connects (in TLS for wss), shakes hands, then polls the socket and a wake-up pipe: reads become
-/// messages, queued frames go out as the socket takes them. Blocking calls (getaddrinfo, poll)
-/// happen only here, never on Swift's cooperative pool.
+/// What owns a connection's socket, and what other threads hand it. A thread of its own
+/// resolves, connects (in TLS for wss) and shakes hands, polling the socket and a wake-up pipe:
+/// getaddrinfo blocks, and must block neither Swift's cooperative pool nor the event loop. The
+/// open connection is then served on the process's event loop (`ConnectionLoop`): reads become
+/// messages, queued frames go out as the socket takes them; the thread and its pipe are gone.
 ///
-/// The thread holds this object, not the `WebSocketConnection`, so dropping the connection can
-/// still tell the thread to close (`abandon()`).
+/// The thread, then the loop, hold this object, not the `WebSocketConnection`, so dropping the
+/// connection can still tell them to close (`abandon()`).
 final class SocketThread: Sendable {
     typealias Completion = CheckedContinuation<Result<Void, WebSocketError>, Never>
 
@@ -27,8 +30,12 @@ final class SocketThread: Sendable {
         var nextID: UInt64 = 0
         /// The peer's close frame, once it came.
         var peerClose: PeerClose?
-        /// Set when the thread is done (the pipe is closed then): what sends fail with.
+        /// Set when the connection is done: what sends fail with.
         var ended: WebSocketError?
+        /// While connecting: the wake-up pipe is open.
+        var pipeOpen = true
+        /// Once served on the loop: how to have it look at the commands.
+        var server: (@Sendable () -> Void)?
     }
 
     struct PeerClose: Sendable, Equatable {
@@ -37,12 +44,18 @@ final class SocketThread: Sendable {
     }
 
     private let state = Mutex(State())
-    /// The wake-up pipe: a byte in it makes the thread look at `state`. Read end first.
+    /// The wake-up pipe while connecting: a byte in it makes the thread look at `state`. Read end first.
     let wakeFDs: (read: Int32, write: Int32)
+    let loop: EventLoop
 
-    /// Throws when no pipe can be made (out of file descriptors): the connection fails, the
-    /// process does not.
-    init() throws(WebSocketError) {
+    /// Throws when no pipe or no event loop can be had (out of file descriptors): the connection
+    /// fails, the process does not. `loop` stands in for `EventLoop.shared`.
+    init(loop: () throws(ResourceError) -> EventLoop = EventLoop.shared) throws(WebSocketError) {
+        do {
+            self.loop = try loop()
+        } catch {
+            throw .connectFailed("no event loop: \(error)")
+        }
         var pair: [Int32] = [-1, -1]
         // Glibc's Swift module has no eventfd; a non-blocking pipe wakes poll just as well.
         guard pipe(&pair) == 0 else {
@@ -68,14 +81,28 @@ final class SocketThread: Sendable {
                 end(with: error, pending: [])
                 connected.resume(returning: .failure(error))
             case .success(let (channel, leftover)):
+                let connection = ConnectionLoop(
+                    loop: loop, channel: channel, owner: self, messages: messages, maximumMessageSize: maximumMessageSize,
+                    backlog: backlog)
+                serve(ConnectionSession(loop: loop, connection: connection), leftover: leftover)
                 connected.resume(returning: .success(()))
-                ConnectionLoop(
-                    channel: channel, owner: self, messages: messages, maximumMessageSize: maximumMessageSize, backlog: backlog
-                ).run(leftover)
             }
         }
         thread.name = "websocket \(handshake.url.host):\(handshake.url.port)"
         thread.start()
+    }
+
+    /// Connected: the loop serves the connection from now on, and the connecting thread's pipe goes.
+    private func serve(_ session: ConnectionSession, leftover: [UInt8]) {
+        let loop = loop
+        state.withLock { s in
+            // Until the connection ends (`end`): the loop holds this object and the session.
+            s.server = { loop.post { session.assumeIsolated { $0.turn() } } }
+            s.pipeOpen = false
+            Glibc.close(wakeFDs.read)
+            Glibc.close(wakeFDs.write)
+        }
+        loop.post { session.assumeIsolated { $0.start(leftover) } }
     }
 
     func nextSendID() -> UInt64 {
@@ -139,20 +166,26 @@ final class SocketThread: Sendable {
         state.withLock { $0.peerClose = close }
     }
 
-    /// Empties the wake-up pipe after poll saw it readable.
+    /// Empties the wake-up pipe after poll saw it readable (while connecting).
     func drainWakeups() {
         var scratch = [UInt8](repeating: 0, count: 64)
         while read(wakeFDs.read, &scratch, scratch.count) > 0 {}
     }
 
-    /// The thread's last act: later sends fail with `error`; the sends still queued (`pending` and
-    /// those not yet taken) fail now, the close waiters go on, and the pipe is closed.
+    /// The connection's last act: later sends fail with `error`; the sends still queued (`pending`
+    /// and those not yet taken) fail now, the close waiters go on, and the pipe is closed (if the
+    /// connection never got to the loop), or the loop lets go of the session.
     func end(with error: WebSocketError, pending: [Completion]) {
-        let (late, waiters) = state.withLock { s in
+        let (late, waiters, server) = state.withLock { s in
             s.ended = error
+            // Let go of outside the lock: it may hold the last reference to the session.
+            let server = s.server.take()
             // Under the lock, so no `wake` can write to a closed (or reused) descriptor.
-            Glibc.close(wakeFDs.read)
-            Glibc.close(wakeFDs.write)
+            if s.pipeOpen {
+                s.pipeOpen = false
+                Glibc.close(wakeFDs.read)
+                Glibc.close(wakeFDs.write)
+            }
             defer {
                 s.commands.removeAll()
                 s.closeWaiters.removeAll()
@@ -161,14 +194,17 @@ final class SocketThread: Sendable {
                 if case .send(_, _, let done) = command { return done }
                 return nil
             }
-            return (late, s.closeWaiters)
+            return (late, s.closeWaiters, server)
         }
         for done in pending + late { done.resume(returning: .failure(error)) }
         for waiter in waiters { waiter.resume() }
+        withExtendedLifetime(server) {}
     }
 
     private func wake(_ s: borrowing State) {
         guard s.ended == nil else { return }
+        if let server = s.server { return server() }
+        guard s.pipeOpen else { return }
         var one: UInt8 = 1
         _ = write(wakeFDs.write, &one, 1)
     }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// A client connection to a WebSocket server (RFC 6455), `ws://` or `wss://` (TLS, the server's
-/// certificate checked). One thread owns the socket (see `SocketThread`); this object only hands
-/// it work, so any task may use it.
+/// certificate checked). The event loop serves the socket (see `SocketThread`); this object only
+/// hands it work, so any task may use it.
 ///
 /// Keep the connection while reading `messages`: dropping it closes the socket.
 public final class WebSocketConnection: Sendable {
@@ -83,7 +83,7 @@ public final class WebSocketConnection: Sendable {
     }
 
     private func send(_ frame: WebSocketFrame) async throws(WebSocketError) {
-        // Each frame gets a fresh random key (§5.3); encoding here keeps the socket thread free.
+        // Each frame gets a fresh random key (§5.3); encoding here keeps the event loop free.
         let bytes = frame.encoded(maskingKey: .random())
         let id = socket.nextSendID()
         // Waiting for the write is the backpressure: a stalled server holds up its senders, so

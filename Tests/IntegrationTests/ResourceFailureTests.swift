@@ -2,6 +2,7 @@
 @testable import Bluetooth
 import Concurrency
 @testable import DBusKit
+@testable import EventLoop
 import Foundation
 import Glibc
 @testable import HTTPKit
@@ -18,16 +19,21 @@ struct ResourceFailureTests {
         return -1
     }
 
-    @Test("the curl thread's eventfd or multi handle missing: a ResourceError naming it")
+    /// An event loop that cannot be made for want of a descriptor.
+    static func noLoop() throws(ResourceError) -> EventLoop {
+        try EventLoop(name: "test-loop", makeWakeFD: noDescriptors)
+    }
+
+    @Test("the event loop's eventfd or curl's multi handle missing: a ResourceError naming it")
     func curl() {
-        #expect(throws: ResourceError(call: "eventfd", purpose: "the curl thread's wake-up", errno: EMFILE)) {
-            try CurlLoop(makeWakeFD: Self.noDescriptors)
+        #expect(throws: ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)) {
+            try CurlLoop(loop: Self.noLoop)
         }
-        #expect(throws: ResourceError(call: "curl_multi_init", purpose: "the curl thread", errno: 0)) {
+        #expect(throws: ResourceError(call: "curl_multi_init", purpose: "the curl transport", errno: 0)) {
             try CurlLoop(makeMulti: { nil })
         }
-        let error = ResourceError(call: "eventfd", purpose: "the curl thread's wake-up", errno: EMFILE)
-        #expect(error.description == "eventfd for the curl thread's wake-up failed: Too many open files")
+        let error = ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)
+        #expect(error.description == "eventfd for the event loop's wake-up failed: Too many open files")
     }
 
     @Test("the bus thread's eventfd missing: a BusError saying so with the system's reason")
@@ -53,15 +59,14 @@ struct ResourceFailureTests {
         loop.join()
     }
 
-    @Test("the BLE socket thread's pipe missing: a ResourceError, and the sockets are left to the caller")
+    @Test("the event loop missing for the BLE sockets: a ResourceError, and the sockets are left to the caller")
     func socketPipe() throws {
         var fds: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0)
         defer { for fd in fds { close(fd) } }
-        #expect(throws: ResourceError(call: "pipe", purpose: "the BLE socket thread's wake-up", errno: EMFILE)) {
+        #expect(throws: ResourceError(call: "eventfd", purpose: "the event loop's wake-up", errno: EMFILE)) {
             try SocketLoop(
-                channels: [.init(notifyFD: fds[0], writeFD: nil, inbox: PacketInbox())], name: "test-sockets",
-                makePipe: { _ in Self.noDescriptors() })
+                channels: [.init(notifyFD: fds[0], writeFD: nil, inbox: PacketInbox())], name: "test-sockets", loop: Self.noLoop)
         }
         #expect(fcntl(fds[0], F_GETFD) >= 0, "the socket was closed")
     }
@@ -100,7 +105,7 @@ struct ResourceFailureTests {
         #expect(!all.contains { $0.contains("Precondition failed") || $0.contains("Fatal error") }, "\(all)")
         #expect(
             glassd.values.contains {
-                $0.status == 71 && $0.stderr.contains("glassd: cannot start: eventfd for the curl thread's wake-up failed: Too many open files")
+                $0.status == 71 && $0.stderr.contains("glassd: cannot start: eventfd for the event loop's wake-up failed: Too many open files")
             }, "\(glassd.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.status) \($0.value.stderr)" })")
         #expect(
             glassd.values.contains { $0.status == 1 && $0.stderr.contains("glassd: eventfd for the bus thread: Too many open files") },

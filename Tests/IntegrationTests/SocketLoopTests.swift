@@ -9,10 +9,11 @@ import Testing
 /// The socket loop over real SOCK_SEQPACKET socket pairs, standing in for BlueZ's acquired sockets.
 @Suite("Socket loop", .timeLimit(.minutes(5)))
 struct SocketLoopTests {
-    /// A seqpacket pair: (ours, the peer's).
+    /// A seqpacket pair: (ours, the peer's). Close-on-exec: a process another suite starts
+    /// meanwhile must not inherit our end, or the peer would see no EOF when the loop closes it.
     private func pair() throws -> (Int32, Int32) {
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds) == 0 else { throw POSIXError(.EIO) }
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { throw POSIXError(.EIO) }
         return (fds[0], fds[1])
     }
 
@@ -133,7 +134,9 @@ struct SocketLoopTests {
         #expect(released == nil, "something still holds the loop")
         try await within(.seconds(60), failure: { "the loop's thread did not end" }) { await exited.wait() }
         #expect(readPacket(peer) == [7])
-        #expect(readable(peer, waitingMS: 0) && readPacket(peer) == [], "our end is closed: the peer reads EOF")
+        // Waited for, not looked at once: a process another suite is starting may hold a copy of
+        // our end for a moment (between its fork and its exec, where close-on-exec acts).
+        #expect(readable(peer, waitingMS: 60_000) && readPacket(peer) == [], "our end is closed: the peer reads EOF")
         close(peer)
     }
 }

@@ -78,7 +78,7 @@ struct SusiServerTests {
         }
     }
 
-    @Test("a transport nobody holds ends its thread: at once when idle, after its last response when one is still read")
+    @Test("a transport nobody holds releases its curl handle: at once when idle, after its last response when one is still read")
     func transportLifetime() async throws {
         weak var idle: CurlHTTPTransport?
         let idleExited: OneShotEvent
@@ -88,7 +88,7 @@ struct SusiServerTests {
             idleExited = transport.exited
         }
         #expect(idle == nil, "something still holds the idle transport")
-        try await within(.seconds(60), failure: { "the idle transport's curl thread did not end" }) { await idleExited.wait() }
+        try await within(.seconds(60), failure: { "the idle transport's curl handle was not released" }) { await idleExited.wait() }
 
         try await withFakeSusi { url in
             weak var released: CurlHTTPTransport?
@@ -105,7 +105,7 @@ struct SusiServerTests {
             for try await chunk in response.body { body += chunk }
             #expect(response.status == 200)
             #expect((try? JSONSerialization.jsonObject(with: Data(body))) is [Any], "\(String(decoding: body, as: UTF8.self))")
-            try await within(.seconds(60), failure: { "the curl thread did not end after its last response" }) { await exited.wait() }
+            try await within(.seconds(60), failure: { "the curl handle was not released after its last response" }) { await exited.wait() }
         }
     }
 
