@@ -57,15 +57,15 @@ extension LinkSupervisor {
                 kind = identified.kind
                 kindName = kindName ?? identified.name
             }
+            guard let kind, kind.radios.count == glasses.radios.count else {
+                throw AttemptFailed(description: "the glasses are not made of the radios they were paired with")
+            }
         } catch {
             for radio in radios { radio.link.close() }
             for radio in radios { _ = try? await client.call(radio.device, BlueZ.device, "Disconnect") }
             throw error
         }
-        guard let kind, let kindName, kind.radios.count == glasses.radios.count else {
-            for radio in radios { radio.link.close() }
-            throw AttemptFailed(description: "the glasses are not made of the radios they were paired with")
-        }
+        guard let kind, let kindName else { throw AttemptFailed(description: "the glasses have no radio") }
         let link: any GlassesLink =
             radios.count == 1
             ? radios[0].link
