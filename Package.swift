@@ -154,7 +154,7 @@ let package = Package(
         // The process's one event loop (sd-event on one thread): the descriptors glassd waits on
         // (bus connections aside), its timers, and the executor of the actors that own them.
         .target(name: "EventLoop", dependencies: ["CSystemd", "Concurrency"], swiftSettings: strict),
-        .target(name: "DBusKit", dependencies: ["CSystemd"], swiftSettings: strict),
+        .target(name: "DBusKit", dependencies: ["CSystemd", "Concurrency"], swiftSettings: strict),
         .target(
             name: "Bluetooth",
             dependencies: ["DBusKit", "EventLoop", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import CSystemd
+import Concurrency
 import Foundation
 import Synchronization
 
@@ -176,17 +177,14 @@ public final class BusLoop: SerialExecutor {
     private func spawn(
         _ name: String, threads: ThreadCreator = .system, _ body: @escaping @Sendable () -> Void
     ) throws(BusError) -> pthread_t {
-        let start = ThreadStart { [self] in
+        var thread = pthread_t()
+        let r = threads.start(&thread) { [self] in
             threadID.store(UInt(pthread_self()), ordering: .releasing)
             // Foundation names the current thread with pthread_setname_np (which Glibc's module hides).
             Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
             body()
         }
-        let argument = Unmanaged.passRetained(start)
-        var thread = pthread_t()
-        let r = threads.create(&thread, argument.toOpaque())
         guard r == 0 else {
-            argument.release()  // the thread that would have taken it never started
             throw BusError.system(r, "pthread_create for the bus thread")
         }
         return thread
@@ -251,26 +249,6 @@ public final class BusLoop: SerialExecutor {
             runQueued()
         }
     }
-}
-
-/// How a loop starts its threads: pthread_create, or a stand-in that fails.
-struct ThreadCreator: Sendable {
-    /// Starts `threadEntry` with the argument; 0 or an errno value, as pthread_create returns.
-    let create: @Sendable (UnsafeMutablePointer<pthread_t>, UnsafeMutableRawPointer) -> Int32
-
-    static let system = ThreadCreator { thread, argument in pthread_create(thread, nil, threadEntry, argument) }
-}
-
-/// What a new thread runs; handed over through pthread_create's argument.
-private final class ThreadStart: Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-}
-
-private func threadEntry(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let argument else { return nil }
-    Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue().body()
-    return nil
 }
 
 /// A one-shot event for the loop thread's exit, awaited by `BusConnection.close()`.

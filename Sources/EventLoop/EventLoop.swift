@@ -81,12 +81,9 @@ public final class EventLoop: SerialExecutor {
         // Owned by the sd_event from here on (floating takes its own reference), freed with it.
         sd_event_source_set_floating(wakeSource, 1)
         sd_event_source_unref(wakeSource)
-        let start = ThreadStart { [self] in run(name: name) }
-        let argument = Unmanaged.passRetained(start)
         var thread = pthread_t()
-        let created = threads.create(&thread, argument.toOpaque())
+        let created = threads.start(&thread) { [self] in run(name: name) }
         guard created == 0 else {
-            argument.release()  // the thread that would have taken it never started
             sd_event_unref(event)
             close(fd)
             throw ResourceError(call: "pthread_create", purpose: "the event loop", errno: created)
@@ -183,24 +180,4 @@ private func wakeHandler(_ source: OpaquePointer?, _ fd: Int32, _ revents: UInt3
     guard let userdata else { return 0 }
     Unmanaged<EventLoop>.fromOpaque(userdata).takeUnretainedValue().runQueued()
     return 0
-}
-
-/// How a loop starts its thread: pthread_create, or a stand-in that fails.
-struct ThreadCreator: Sendable {
-    /// Starts `threadEntry` with the argument; 0 or an errno value, as pthread_create returns.
-    let create: @Sendable (UnsafeMutablePointer<pthread_t>, UnsafeMutableRawPointer) -> Int32
-
-    static let system = ThreadCreator { thread, argument in pthread_create(thread, nil, threadEntry, argument) }
-}
-
-/// What the new thread runs; handed over through pthread_create's argument.
-private final class ThreadStart: Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-}
-
-private func threadEntry(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let argument else { return nil }
-    Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue().body()
-    return nil
 }

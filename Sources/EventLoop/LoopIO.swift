@@ -67,14 +67,7 @@ public final class LoopIO {
     }
 
     deinit {
-        guard let source = source.take() else { return }
-        if loop.isOnLoopThread {
-            sd_event_source_disable_unref(source)
-        } else {
-            // Its owner went on another thread: the loop thread removes it.
-            let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(source)))
-            loop.post { sd_event_source_disable_unref(OpaquePointer(bitPattern: address)) }
-        }
+        if let source = source.take() { loop.release(source) }
     }
 }
 
@@ -98,4 +91,17 @@ private func ioCallback(_ source: OpaquePointer?, _ fd: Int32, _ revents: UInt32
 func releaseHandler(_ userdata: UnsafeMutableRawPointer?) {
     guard let userdata else { return }
     Unmanaged<SourceHandler>.fromOpaque(userdata).release()
+}
+
+extension EventLoop {
+    /// Disables and frees `source`: here on the loop thread, else posted to it (its owner went
+    /// on another thread).
+    func release(_ source: OpaquePointer) {
+        if isOnLoopThread {
+            sd_event_source_disable_unref(source)
+        } else {
+            let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(source)))
+            post { sd_event_source_disable_unref(OpaquePointer(bitPattern: address)) }
+        }
+    }
 }

@@ -50,13 +50,7 @@ public final class LoopTimer {
     }
 
     deinit {
-        guard let source = source.take() else { return }
-        if loop.isOnLoopThread {
-            sd_event_source_disable_unref(source)
-        } else {
-            let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(source)))
-            loop.post { sd_event_source_disable_unref(OpaquePointer(bitPattern: address)) }
-        }
+        if let source = source.take() { loop.release(source) }
     }
 }
 
