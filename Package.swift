@@ -85,6 +85,11 @@ let package = Package(
             resources: [.embedInCode("App/glassd_app.lua"), .embedInCode("App/main.lua")],
             swiftSettings: strict),
 
+        // Pure: Brilliant Halo, a kind on the Frame's Lua session with its own profile (speaker
+        // audio, MCUmgr).
+        .target(
+            name: "Halo", dependencies: ["Frame", "Glasses", "LinkKit"], swiftSettings: strict),
+
         // Pure: the Monocle protocol (raw REPL, script upload, data channel, session) over a
         // ByteChannel and a clock; the device scripts it uploads are built in.
         .target(
@@ -197,7 +202,7 @@ let package = Package(
             swiftSettings: strict),
 
         .executableTarget(
-            name: "glassd", dependencies: ["GlassdCommand", "Monocle", "Frame"], swiftSettings: strict),
+            name: "glassd", dependencies: ["GlassdCommand", "Monocle", "Halo", "Frame"], swiftSettings: strict),
         // The command line, for any executable that registers its kinds of glasses.
         .target(
             name: "GlassdCommand",
@@ -268,6 +273,7 @@ let package = Package(
         .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HaloTests", dependencies: ["Halo", "Frame", "Glasses", "LinkKit"], swiftSettings: strict),
         .testTarget(name: "HostAudioTests", dependencies: ["HostAudio", "Product", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(
             name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
@@ -286,7 +292,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "glassd", "glassd-twin", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
-                "Firmware", "Audio", "FakeKinds",
+                "Halo", "Firmware", "Audio", "FakeKinds",
                 "HTTPKit", "EventLoop", "WebSocket",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

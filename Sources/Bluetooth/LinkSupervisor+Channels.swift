@@ -5,16 +5,20 @@ import LinkKit
 import Logging
 
 extension LinkSupervisor {
-    /// The channels of `profile` on `device`: sockets where BlueZ offers them, D-Bus otherwise.
+    /// The channels of `profile` on `device`: sockets where BlueZ offers them, D-Bus otherwise. An
+    /// optional channel the device does not offer is left out.
     func openChannels(_ device: String, profile: GATTProfile) async throws -> BlueZLink {
         let snapshot = client.state.snapshot
         var found: [(rx: (path: String, mtu: Int), tx: (path: String, mtu: Int)?)] = []
+        var specs: [GATTProfile.Channel] = []
         for channel in profile.channels {
             let t = channel.notify.flatMap { snapshot.characteristic(device, uuid: $0) }
             guard let r = snapshot.characteristic(device, uuid: channel.write), channel.notify == nil || t != nil else {
+                if channel.optional { continue }
                 throw LinkError.failed("the device does not offer the \(profile.name) \(channel.name) channel")
             }
             found.append((r, t))
+            specs.append(channel)
         }
         var acquired: [SocketLoop.Channel] = []
         var plans: [(socketWriter: Bool, writeMTU: Int, inbox: PacketInbox?)] = []
@@ -38,10 +42,10 @@ extension LinkSupervisor {
                 } else {
                     inbox = PacketInbox()  // nothing ever comes on a write-only channel
                 }
-                // An acquired write socket is another path into bluetoothd than WriteValue: with a
-                // channel written with response (the DFU control point), a checksum request could
-                // overtake the packets before it. Such a profile writes everything through D-Bus.
-                if settings.acquireSockets, !profile.channels.contains(where: \.writeWithResponse),
+                // An acquired write socket writes without response, on another path into
+                // bluetoothd than WriteValue: a channel written with response keeps WriteValue, and
+                // so does every channel of a profile whose writes must stay in order (DFU).
+                if settings.acquireSockets, !profile.orderedWrites, !specs[index].writeWithResponse,
                     snapshot.offers(pair.rx.path, "WriteAcquired"),
                     let (fd, mtu) = try await acquire(pair.rx.path, "AcquireWrite")
                 {
@@ -57,7 +61,7 @@ extension LinkSupervisor {
             let usesSockets = acquired.contains { $0.notifyFD != nil || $0.writeFD != nil }
             let loop = usesSockets ? try SocketLoop(channels: acquired, name: "ble-sockets") : nil
             var channels: [String: BlueZChannel] = [:]
-            for (index, spec) in profile.channels.enumerated() {
+            for (index, spec) in specs.enumerated() {
                 let plan = plans[index]
                 let writer: BlueZChannel.Writer =
                     if let loop, plan.socketWriter { .socket(loop, channel: index) } else {

@@ -10,7 +10,7 @@ public enum FrameUUID {
     public static let service = "7a230001-5475-a6a4-654c-8431f6ad49c4"
     public static let rx = "7a230002-5475-a6a4-654c-8431f6ad49c4"
     public static let tx = "7a230003-5475-a6a4-654c-8431f6ad49c4"
-    /// Only Halo's firmware has it (its audio out): how a Halo is told from a Frame.
+    /// Only Halo's firmware has it (its speaker's audio in): how a Halo is told from a Frame.
     public static let haloAudio = "7a230005-5475-a6a4-654c-8431f6ad49c4"
 }
 
@@ -32,22 +32,21 @@ extension GATTProfile {
 }
 
 extension GlassesKind {
-    /// Frame and Halo advertise the Frame service and need a bond (LE Secure Connections, Just
-    /// Works); a Halo shows its audio characteristic once connected.
-    /// Their firmware goes through their Nordic DFU bootloader.
+    /// Frame advertises the Frame service and needs a bond (LE Secure Connections, Just Works).
+    /// Its firmware goes through its Nordic DFU bootloader. A Halo advertises the same service and
+    /// shows its audio characteristic once connected: that one is not a Frame.
     public static let frame = GlassesKind(
-        names: [.frame, .halo], title: "a Frame", advertisedService: FrameUUID.service, profile: .frame, bonds: true,
+        names: [.frame], title: "a Frame", advertisedService: FrameUUID.service, profile: .frame, bonds: true,
         updaters: [NordicDFUUpdater()],
         makeSession: { FrameSession(clock: ContinuousClock(), logger: $0) },
         bootloaderAddress: NordicDFUUpdater.bootloaderAddress(of:)
     ) { sighting in
-        guard sighting.serviceUUIDs.contains(FrameUUID.service) else { return nil }
-        return sighting.characteristicUUIDs.contains(FrameUUID.haloAudio) ? .halo : .frame
+        guard sighting.serviceUUIDs.contains(FrameUUID.service), !sighting.characteristicUUIDs.contains(FrameUUID.haloAudio)
+        else { return nil }
+        return .frame
     }
 }
 
 extension GlassesKindName {
     public static let frame = GlassesKindName("frame")
-    /// A Frame's successor, told apart once connected (its audio characteristic).
-    public static let halo = GlassesKindName("halo")
 }

@@ -59,6 +59,9 @@ public struct GlassesKind: Sendable {
     /// Where its bootloader advertises while an update has left the glasses there, from the
     /// glasses' address; nil for a kind whose bootloader glassd does not look for.
     public var bootloaderAddress: @Sendable (BluetoothAddress) -> BluetoothAddress?
+    /// The kind it looks like until connected, when it shows what tells it apart (a Halo
+    /// advertises as a Frame does): out of sight it stays this kind, not the one it refines.
+    public var refines: GlassesKindName?
 
     public init(
         names: [GlassesKindName], title: String, advertisedService: String, profile: GATTProfile, bonds: Bool,
@@ -66,6 +69,7 @@ public struct GlassesKind: Sendable {
         radios: [String] = [PairedGlasses.soleRole],
         radioOf: @escaping @Sendable (Sighting) -> (pair: String, role: String)? = { _ in nil },
         bootloaderAddress: @escaping @Sendable (BluetoothAddress) -> BluetoothAddress? = { _ in nil },
+        refines: GlassesKindName? = nil,
         identify: @escaping @Sendable (Sighting) -> GlassesKindName?
     ) {
         precondition(!names.isEmpty, "a kind names itself")
@@ -80,6 +84,7 @@ public struct GlassesKind: Sendable {
         self.radios = radios
         self.radioOf = radioOf
         self.bootloaderAddress = bootloaderAddress
+        self.refines = refines
         self.identify = identify
     }
 }
@@ -99,10 +104,13 @@ extension GlassesKind {
 }
 
 extension Array where Element == GlassesKind {
-    /// Whether `name` is a variant of the kind whose own name is `base` (a Halo of the Frame kind):
-    /// one told apart once connected, kept when the device is seen again unconnected.
+    /// Whether `name` is a variant of `base`, told apart only once connected (a Halo of a Frame):
+    /// a kind that refines `base`, or another name `base`'s own kind gives. A device seen again
+    /// unconnected keeps the variant's name.
     public func isVariant(_ name: GlassesKindName?, of base: GlassesKindName?) -> Bool {
-        guard let name, let base, name != base, let kind = kind(named: base) else { return false }
+        guard let name, let base, name != base else { return false }
+        if kind(named: name)?.refines == base { return true }
+        guard let kind = kind(named: base) else { return false }
         return kind.name == base && kind.names.contains(name)
     }
 

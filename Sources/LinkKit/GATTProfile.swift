@@ -14,10 +14,13 @@ public struct GATTProfile: Sendable, Equatable {
         /// Writes wait for the device's response (the DFU control point requires it); else they
         /// are commands, without a response.
         public var writeWithResponse: Bool
+        /// A channel only some firmware offers (Halo's speaker or update service): the link opens
+        /// without it, and `GlassesLink.channel(_:)` answers nil for it.
+        public var optional: Bool
 
         public init(
             name: String, service: String, write: String, notify: String?, framing: ChannelFraming,
-            writeWithResponse: Bool = false
+            writeWithResponse: Bool = false, optional: Bool = false
         ) {
             self.name = name
             self.service = service
@@ -25,15 +28,21 @@ public struct GATTProfile: Sendable, Equatable {
             self.notify = notify
             self.framing = framing
             self.writeWithResponse = writeWithResponse
+            self.optional = optional
         }
     }
 
     public var name: String
     public var channels: [Channel]
+    /// Every write, on whichever channel, must reach the device in the order it was made (DFU: a
+    /// checksum request on the control point must not overtake the packets before it), so all go
+    /// through one path, D-Bus. Otherwise a channel written without response may use a socket.
+    public var orderedWrites: Bool
 
-    public init(name: String, channels: [Channel]) {
+    public init(name: String, channels: [Channel], orderedWrites: Bool = false) {
         self.name = name
         self.channels = channels
+        self.orderedWrites = orderedWrites
     }
 }
 
@@ -49,7 +58,7 @@ extension GATTProfile {
             Channel(
                 name: DFUChannel.packet, service: NordicDFUUUID.service, write: NordicDFUUUID.packet, notify: nil,
                 framing: .stream),
-        ])
+        ], orderedWrites: true)
 }
 
 /// The DFU profile's channel names.

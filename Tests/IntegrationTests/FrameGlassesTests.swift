@@ -235,7 +235,7 @@ struct FrameGlassesTests {
         }
     }
 
-    @Test("a Halo is told from a Frame by its audio characteristic once connected, and served as a Frame")
+    @Test("a Halo is told from a Frame by its audio characteristic once connected: its own kind, on its own profile, with the Frame's Lua session")
     func halo() async throws {
         try await BLEWorld.with { ble in
             try await ble.withFrameSession(frame, halo: true) { bus, vf in
