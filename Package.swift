@@ -82,13 +82,14 @@ let package = Package(
                 "Glasses", "Concurrency", "LinkKit", "Firmware", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.embedInCode("App/glassd_app.lua"), .embedInCode("App/main.lua")],
+            resources: [.embedInCode("App/glassd_app.lua"), .embedInCode("App/glassd_hw.lua"), .embedInCode("App/main.lua")],
             swiftSettings: strict),
 
         // Pure: Brilliant Halo, a kind on the Frame's Lua session with its own profile (speaker
         // audio, MCUmgr).
         .target(
-            name: "Halo", dependencies: ["Frame", "Glasses", "LinkKit"], swiftSettings: strict),
+            name: "Halo", dependencies: ["Frame", "Glasses", "LinkKit"], resources: [.embedInCode("App/glassd_hw.lua")],
+            swiftSettings: strict),
 
         // Pure: the Monocle protocol (raw REPL, script upload, data channel, session) over a
         // ByteChannel and a clock; the device scripts it uploads are built in.

@@ -2,7 +2,7 @@
 
 /// The wire form of `AppMessage`: `[0x01, code, payload…]`. Payloads: text is UTF-8 (may be
 /// empty); `audioStart` is `[kHz, bits]` (8 or 16 each; the Swift value holds the rate in Hz);
-/// `audioData`/`photoData`/`listening` are raw bytes (at least one); `listen` is one byte, 0 or 1; `battery` is one byte, 0…100;
+/// `audioData`/`photoData`/`listening` are raw bytes (at least one); `listen` and `charging` are one byte, 0 or 1; `battery` is one byte, 0…100;
 /// `capture`/`photoSettings` are `[quality, resolution high byte, resolution low byte]`
 /// (quality 0…4, resolution 256…720 and even); every other message has no payload. Decoding is
 /// strict: whatever the app or host would not send is an error, never a guess.
@@ -35,6 +35,7 @@ extension AppMessage {
         case .battery: 0x8B
         case .tap: 0x8C
         case .listening: 0x8D
+        case .charging: 0x8E
         }
     }
 
@@ -68,6 +69,7 @@ extension AppMessage {
         case 0x8B: "battery"
         case 0x8C: "tap"
         case 0x8D: "listening"
+        case 0x8E: "charging"
         default: nil
         }
     }
@@ -86,6 +88,7 @@ extension AppMessage {
         case .audioStart(let sampleRate, let bits): [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
         case .audioData(let bytes), .photoData(let bytes), .listening(let bytes): bytes
         case .battery(let level): [level]
+        case .charging(let on): [on ? 1 : 0]
         case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap,
             .pagesShow:
             []
@@ -173,6 +176,9 @@ extension AppMessage {
             return .battery(payload[0])
         case 0x8C: return try empty(.tap)
         case 0x8D: return .listening(try bytes())
+        case 0x8E:
+            guard payload.count == 1, payload[0] <= 1 else { throw .badPayload(name) }
+            return .charging(payload[0] == 1)
         default: throw .unknownCode(code)
         }
     }

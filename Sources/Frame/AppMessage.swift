@@ -65,6 +65,9 @@ public enum AppMessage: Sendable, Equatable {
     case tap
     /// 0x8D: samples heard while listening for the wake phrase: 8 kHz, signed 8-bit.
     case listening([UInt8])
+    /// 0x8E: whether the glasses charge, when it changed (Halo: `frame.battery_charging()`); one
+    /// byte, 0 or 1.
+    case charging(Bool)
 
     /// The firmware's data prefix, in front of every message.
     public static let dataPrefix: UInt8 = 0x01

@@ -10,6 +10,8 @@ public struct FrameApp: Sendable, Equatable {
 
     /// The app, loaded by main.lua (and by `FrameCommands.load`).
     public static let appFile = "glassd_app.lua"
+    /// What the app requires of the glasses' own hardware: one per kind.
+    public static let hardwareFile = "glassd_hw.lua"
     /// What the firmware runs after a reset.
     public static let mainFile = "main.lua"
     /// The global holding the running app's version.
@@ -53,9 +55,15 @@ public struct FrameApp: Sendable, Equatable {
         return Array(contents[(newline + 1)...])
     }
 
-    /// The project's own app, built into glassd.
+    /// The project's own app for a Frame, built into glassd.
     public static let bundled = FrameApp(files: [
         File(name: appFile, contents: PackageResources.glassd_app_lua),
+        File(name: hardwareFile, contents: PackageResources.glassd_hw_lua),
         File(name: mainFile, contents: PackageResources.main_lua),
     ])
+
+    /// `app` with another kind's hardware file in place of its own.
+    public init(bundled app: FrameApp, hardware: [UInt8]) {
+        self.init(files: app.files.map { $0.name == Self.hardwareFile ? File(name: $0.name, contents: hardware) : $0 })
+    }
 }

@@ -187,6 +187,8 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             if book.status.state == .busy { book.set(.ready, for: generation) }
         case .battery(let level):
             book.setBattery(level)
+        case .charging(let charging):
+            book.setCharging(charging)
         case .photoStart:
             questionBegins()
             var photo = PhotoAssembly()

@@ -130,6 +130,7 @@ extension LinkInterface {
             (GlassdBus.DeviceProperty.radios, Self.radios(device.radios)),
             (GlassdBus.DeviceProperty.scriptsVersion, .string(info?.runningScripts ?? "")),
             (GlassdBus.DeviceProperty.battery, .byte(info?.battery ?? 0)),
+            (GlassdBus.DeviceProperty.charging, .bool(info?.charging ?? false)),
         ]
     }
 

@@ -8,6 +8,8 @@ public struct DeviceInfo: Sendable, Equatable {
     public var versions: [String: String]
     /// 0...100.
     public var battery: UInt8?
+    /// Whether the glasses charge, where they say (Halo's app reports it when it changes).
+    public var charging: Bool?
     /// The version of glassd's scripts (or app) running on the glasses now, if any.
     public var runningScripts: String?
     /// The version of glassd's scripts (or app) stored on the glasses.

@@ -73,6 +73,12 @@ public struct SessionBook<C: Clock> where C.Duration == Duration {
         setInfo(info, for: status.generation)
     }
 
+    public mutating func setCharging(_ charging: Bool) {
+        guard var info = status.info else { return }
+        info.charging = charging
+        setInfo(info, for: status.generation)
+    }
+
     /// Hands what the wearer did to the subscribers.
     public func publish(_ event: GlassesEvent) { sink.publish(.glasses(event)) }
 

@@ -37,14 +37,14 @@ extension GATTProfile {
 }
 
 extension GlassesKind {
-    /// Brilliant Halo: a Frame's Lua session on its own profile. It advertises as a Frame does and
+    /// Brilliant Halo: a Frame's Lua session, with the Halo's app, on its own profile. It advertises as a Frame does and
     /// is told apart once connected, by its audio characteristic (as Brilliant's SDK does), so it
     /// refines the Frame kind. Register it before `.frame`. Its firmware is not updated through a
     /// Nordic bootloader (it boots MCUboot images over SMP).
     public static let halo = GlassesKind(
         names: [.halo], title: "a Halo", advertisedService: FrameUUID.service, profile: .halo, bonds: true,
         updaters: [],
-        makeSession: { FrameSession(clock: ContinuousClock(), logger: $0) },
+        makeSession: { FrameSession(app: .halo, clock: ContinuousClock(), logger: $0) },
         refines: .frame
     ) { sighting in
         sighting.serviceUUIDs.contains(FrameUUID.service) && sighting.characteristicUUIDs.contains(HaloUUID.audio) ? .halo : nil

@@ -11,6 +11,7 @@ struct AppMessageTests {
         .audioStart(sampleRate: 16000, bits: 8), .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .photoStart,
         .photoData([0xFF, 0xD8, 0xFF]), .photoEnd, .sceneStart, .sceneEnd, .cancelled, .battery(0), .battery(100), .tap,
         .listen(true), .listen(false), .wake("Heard \"hey glasses\""), .listening([0x00, 0x80, 0x7F]),
+        .charging(true), .charging(false),
     ]
 
     @Test func photoSettingsDefaults() {
@@ -27,7 +28,7 @@ struct AppMessageTests {
             #expect(bytes[1] == message.code)
             #expect(message.name != "unknown")
         }
-        #expect(Set(Self.all.map(\.code)).count == 23)
+        #expect(Set(Self.all.map(\.code)).count == 24)
         #expect(Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1A, 0x1B].contains($0.code) })
     }
 
@@ -66,7 +67,9 @@ struct AppMessageTests {
             ([0x01, 0x8D], .badPayload("listening")),
             ([0x01, 0x19, 0x00], .badPayload("pagesShow")),
             ([0x01, 0x80], .unknownCode(0x80)),
-            ([0x01, 0x8E], .unknownCode(0x8E)),
+            ([0x01, 0x8E], .badPayload("charging")),
+            ([0x01, 0x8E, 2], .badPayload("charging")),
+            ([0x01, 0x8F], .unknownCode(0x8F)),
             ([0x01, 0x11, 0xC3], .badPayload("response")),  // cut UTF-8
             ([0x01, 0x10, 0xFF, 0x41], .badPayload("display")),
             ([0x01, 0x12, 0xED, 0xA0, 0x80], .badPayload("error")),  // a surrogate

@@ -51,14 +51,16 @@ struct FrameAppTests {
         #expect(app.uploaded(app.files[1]) == app.files[1].contents)
     }
 
-    @Test("the bundled app: the placeholder first, main.lua last, both non-trivial")
+    @Test("the bundled app: the placeholder first, the hardware file it requires next, main.lua last, each non-trivial")
     func bundled() {
         let app = FrameApp.bundled
-        #expect(app.files.map(\.name) == ["glassd_app.lua", "main.lua"])
+        #expect(app.files.map(\.name) == ["glassd_app.lua", "glassd_hw.lua", "main.lua"])
         let source = String(decoding: app.files[0].contents, as: UTF8.self)
         #expect(source.hasPrefix("GLASSD_APP_VERSION = '-'\n"))
         #expect(source.contains("function glassd_run()"))
-        #expect(String(decoding: app.files[1].contents, as: UTF8.self).contains("require('glassd_app')"))
+        #expect(source.contains("require('glassd_hw')"))
+        #expect(String(decoding: app.files[1].contents, as: UTF8.self).contains("HW.QUESTION_MIC"))
+        #expect(String(decoding: app.files[2].contents, as: UTF8.self).contains("require('glassd_app')"))
     }
 
     @Test("the check fits the Frame's 244-byte Lua string and parses its four lines")

@@ -2,6 +2,7 @@
 import DBusKit
 import Foundation
 import Frame
+import Halo
 import GlassdAPI
 import Testing
 
@@ -235,19 +236,39 @@ struct FrameGlassesTests {
         }
     }
 
-    @Test("a Halo is told from a Frame by its audio characteristic once connected: its own kind, on its own profile, with the Frame's Lua session")
+    @Test("a Halo is told from a Frame by its audio characteristic once connected: its own kind and app, drawn on 256x256, charging reported, a tap's question recorded at 16 kHz")
     func halo() async throws {
         try await BLEWorld.with { ble in
             try await ble.withFrameSession(frame, halo: true) { bus, vf in
                 try await ble.pairReady(frame, bus)
                 let shown = try await device(ble.world)
                 #expect(shown["kind"] as? String == "halo", "\(shown)")
-                #expect(shown["scripts_version"] as? String == FrameApp.bundled.version)
+                #expect(shown["scripts_version"] as? String == FrameApp.halo.version)
+                #expect(FrameApp.halo.version != FrameApp.bundled.version)
+                let path = GlassdBus.devicePath(address: BLEWorld.adapterAddress(frame))
                 try await ble.world.busctl([
-                    "call", GlassdBus.name, GlassdBus.devicePath(address: BLEWorld.adapterAddress(frame)), GlassdBus.deviceInterface,
-                    GlassdBus.DeviceMethod.display, "s", "Hello Halo",
+                    "call", GlassdBus.name, path, GlassdBus.deviceInterface, GlassdBus.DeviceMethod.display, "s", "Hello Halo",
                 ])
                 try await vf.waitForDisplay(containing: "Hello Halo")
+                let items = try await vf.call("DisplayItems").first?.elements ?? []
+                let rows = items.compactMap { $0.elements?[1].int64 }
+                #expect(!rows.isEmpty && rows.allSatisfy { $0 >= 1 && $0 <= 256 }, "\(items)")
+
+                try await vf.call("SetCharging", [.bool(true)])
+                try await waitForProperty(
+                    bus, destination: GlassdBus.name, path: path, interface: GlassdBus.deviceInterface,
+                    GlassdBus.DeviceProperty.charging, equals: .bool(true))
+
+                try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                try await ble.world.setTranscript("what is the tallest mountain")
+                let signals = try await questionSignals(bus)
+                try await vf.call("Tap")
+                #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
+                try await vf.waitForDisplay(containing: "echo: what is the tallest mountain")
+                let audio = try #require(try await ble.world.serverRequests().last { ($0["path"] as? String)?.contains("/audio/") == true })
+                let seconds = (audio["duration_s"] as? Double) ?? 0
+                #expect(seconds > 3 && seconds < 8, "\(audio)")
+                #expect(audio["wav_rate"] as? Int == 16_000, "\(audio)")
             }
         }
     }

@@ -201,10 +201,18 @@ class Control(ServiceInterface):
     @method()
     async def DoubleTap(self):
         """Two taps 0.15 s apart, as a finger makes them: past the app's debounce, within its
-        double-tap window."""
+        double-tap window. A Halo's firmware tells them apart itself: one 'double' tap."""
+        if self.vf.halo:
+            await self.vf.tap("double")
+            return
         await self.vf.tap()
         await asyncio.sleep(0.15)
         await self.vf.tap()
+
+    @method()
+    def SetCharging(self, charging: "b"):
+        """What a Halo's frame.battery_charging() answers from now on."""
+        self.vf.charging = charging
 
     @method()
     def FeedAudio(self, path: "s"):
@@ -323,6 +331,7 @@ class Frame:
         self.adapter_name = args.adapter
         self.adapter_path = f"/org/bluez/{args.adapter}"
         self.tx_power, self.mtu, self.battery = args.tx_power, args.mtu, args.battery
+        self.charging = False
         self.version, self.halo = args.firmware_version, args.halo
         self.local_name = args.name or ("Halo" if args.halo else "Frame")   # + address, at registration
         self.address_text = "00:00:00:00:00:00"
@@ -434,7 +443,7 @@ class Frame:
         return self.version
 
     def hardware(self):
-        return "Halo" if self.halo else "Frame"
+        return "halo" if self.halo else "Frame"
 
     def display_changed(self, text):
         self._in_loop(self._display_changed, text)
@@ -453,7 +462,7 @@ class Frame:
         self._in_loop(lambda: self.loop.create_task(self.power_off("asleep")))
 
     # --- power, bond, DFU
-    async def tap(self):
+    async def tap(self, kind=None):
         # A finger cannot tap twice within the app's 40 ms debounce: a tap asked for sooner (a
         # test that taps as soon as the display changed) comes when a finger's next one could.
         since = time.monotonic() - self.last_tap
@@ -464,7 +473,8 @@ class Frame:
         if self.mode == "asleep":       # a tap wakes it: it boots
             await self.power_on()
         elif self.mode == "app":
-            self.vm.tap()
+            # A Halo's firmware classifies each tap (after its multi-tap window): 'single' here.
+            self.vm.tap(kind or ("single" if self.halo else None))
 
     async def power_off(self, mode="off"):
         if self.mode == "dfu":

@@ -1,8 +1,9 @@
 GLASSD_APP_VERSION = '-'
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- glassd's app on a Brilliant Frame (or Halo). The first line is the version: the host replaces
+-- glassd's app on a Brilliant Frame or Halo. The first line is the version: the host replaces
 -- it on upload (FrameApp.uploaded). main.lua loads this file and calls glassd_run(); after a
--- break the host calls glassd_run() again, no reset needed (the globals survive a break).
+-- break the host calls glassd_run() again, no reset needed (the globals survive a break). What
+-- differs between the two (display, colours, microphone, taps) is in glassd_hw.lua, one per kind.
 --
 -- Messages (Sources/Frame/AppMessage.swift): [code, payload...] after the firmware's 0x01
 -- prefix. A tap while idle records a question (two taps within 0.3 s: a photo first); a tap
@@ -21,8 +22,10 @@ local M = {
   CAPTURE = 0x16, PHOTO_SETTINGS = 0x17, PAGE_TEXT = 0x18, PAGES_SHOW = 0x19, LISTEN = 0x1A, WAKE = 0x1B,
   READY = 0x81, AUDIO_START = 0x82, AUDIO_DATA = 0x83, AUDIO_END = 0x84, PHOTO_START = 0x85,
   PHOTO_DATA = 0x86, PHOTO_END = 0x87, SCENE_START = 0x88, SCENE_END = 0x89, CANCELLED = 0x8A,
-  BATTERY = 0x8B, TAP = 0x8C, LISTENING = 0x8D,
+  BATTERY = 0x8B, TAP = 0x8C, LISTENING = 0x8D, CHARGING = 0x8E,
 }
+
+local HW = require('glassd_hw')
 
 local DOUBLE_TAP_S = 0.3
 local DEBOUNCE_S = 0.04
@@ -34,9 +37,8 @@ local CAPTURE_WAIT_S = 3
 local INBOX_MAX = 64
 local TEXT_MAX = 4000
 
--- The display is 640x400. The font is proportional: CHARS is a safe count per line.
-local LINE_H, CHARS, ROWS = 60, 24, 6
-local HEADING, ANSWER, FAILURE, WARNING, STATUS_COLOR = 'SKYBLUE', 'WHITE', 'RED', 'YELLOW', 'GREY'
+local LINE_H, CHARS, ROWS = HW.LINE_H, HW.CHARS, HW.ROWS
+local HEADING, ANSWER, FAILURE, WARNING, STATUS_COLOR = HW.HEADING, HW.ANSWER, HW.FAILURE, HW.WARNING, HW.STATUS
 local QUALITIES = { [0] = 'VERY_LOW', 'LOW', 'MEDIUM', 'HIGH', 'VERY_HIGH' }
 
 local IDLE, RECORDING, ANSWERING, PAGED = 'idle', 'recording', 'answering', 'paged'
@@ -48,8 +50,9 @@ local S = { photo = { quality = 2, resolution = 512 } }
 -- The last error a handler raised, for a look from the REPL.
 GLASSD_LAST_ERROR = nil
 
+-- Frame raises "break signal" (again and again); Halo "interrupted" (once).
 local function is_break(err)
-  return type(err) == 'string' and err:find('break signal', 1, true) ~= nil
+  return type(err) == 'string' and (err:find('break signal', 1, true) ~= nil or err:find('interrupted', 1, true) ~= nil)
 end
 
 -- Runs f(...) under pcall; a break goes on up, anything else is noted.
@@ -143,41 +146,43 @@ end
 
 -- A page as glassd laid it out (its lines as they are), the status below it.
 local function render_page()
+  HW.clear()
   local page = S.pages[S.page] or ''
   local row = 1
   for line in (page .. '\n'):gmatch('([^\n]*)\n') do
     if row > ROWS - 1 then break end
-    if line:find('%S') then frame.display.text(line, 1, 1 + (row - 1) * LINE_H, { color = ANSWER }) end
+    if line:find('%S') then HW.text(line, 1, 1 + (row - 1) * LINE_H, ANSWER) end
     row = row + 1
   end
   local status = S.page < #S.pages and 'Tap for more' or STATUS[IDLE]
-  frame.display.text(status, 1, 1 + (ROWS - 1) * LINE_H, { color = STATUS_COLOR })
-  frame.display.show()
+  HW.text(status, 1, 1 + (ROWS - 1) * LINE_H, STATUS_COLOR)
+  HW.show()
 end
 
 -- Alert on top, status at the bottom, the last lines of the text between.
 local function render()
   S.dirty = false
   if S.state == PAGED then return render_page() end
+  HW.clear()
   local lines = {}
   for _, segment in ipairs(S.segments) do wrap(segment.text, segment.color, lines) end
   local rows, top = ROWS, 1
   if S.alert ~= '' then
-    frame.display.text(wrap(S.alert, WARNING, {})[1][1], 1, 1, { color = WARNING })
+    HW.text(wrap(S.alert, WARNING, {})[1][1], 1, 1, WARNING)
     rows, top = rows - 1, 2
   end
   local status = STATUS[S.state]
   if status then
-    frame.display.text(status, 1, 1 + (ROWS - 1) * LINE_H, { color = STATUS_COLOR })
+    HW.text(status, 1, 1 + (ROWS - 1) * LINE_H, STATUS_COLOR)
     rows = rows - 1
   end
   local first = math.max(1, #lines - rows + 1)
   for i = first, #lines do
     if lines[i][1] ~= '' then
-      frame.display.text(lines[i][1], 1, 1 + (top - 1 + i - first) * LINE_H, { color = lines[i][2] })
+      HW.text(lines[i][1], 1, 1 + (top - 1 + i - first) * LINE_H, lines[i][2])
     end
   end
-  frame.display.show()
+  HW.show()
 end
 
 -- Camera and microphone --------------------------------------------------------------------
@@ -230,8 +235,8 @@ local function pump_audio(limit)
   return true
 end
 
--- Listening for the wake phrase (the host asked, 0x1A): while idle (or showing pages), the microphone at 8 kHz,
--- 8-bit (half the radio time of a question's 16-bit), streamed as LISTENING.
+-- Listening for the wake phrase (the host asked, 0x1A): while idle (or showing pages), the microphone
+-- as HW.LISTEN_MIC says (8 kHz 8-bit: half the radio time of a question's 16-bit), streamed as LISTENING.
 local function listen_stop()
   if S.hearing then pcall(frame.microphone.stop) end
   S.hearing = false
@@ -240,7 +245,7 @@ end
 local function listen_pump()
   if not S.hearing then
     pcall(frame.microphone.stop)
-    S.hearing = guard(frame.microphone.start, { sample_rate = 8000, bit_depth = 8 }) and true or false
+    S.hearing = guard(frame.microphone.start, HW.LISTEN_MIC) and true or false
     if not S.hearing then return end
   end
   local size = max_payload()
@@ -255,12 +260,13 @@ end
 local function start_recording()
   S.hearing = false
   pcall(frame.microphone.stop)
-  if not guard(frame.microphone.start, { sample_rate = 8000, bit_depth = 16 }) then
+  local mic = HW.QUESTION_MIC
+  if not guard(frame.microphone.start, mic) then
     S.state = IDLE
     append('\nThe microphone failed', FAILURE)
     return
   end
-  send(M.AUDIO_START, string.char(8, 16))
+  send(M.AUDIO_START, string.char(mic.sample_rate // 1000, mic.bit_depth))
   S.state, S.recording_since, S.dirty = RECORDING, now(), true
 end
 
@@ -283,7 +289,9 @@ end
 
 -- Taps and host messages ---------------------------------------------------------------------
 
-local function tapped(at)
+-- `kind` is the firmware's own ('single', 'double', 'triple': Halo, after its multi-tap window);
+-- nil on a Frame, whose taps the app times itself.
+local function tapped(at, kind)
   send(M.TAP)
   if S.state == PAGED then
     if S.page < #S.pages then
@@ -298,6 +306,10 @@ local function tapped(at)
   elseif S.state == ANSWERING then
     send(M.CANCELLED)
     S.state, S.dirty = IDLE, true
+  elseif kind == 'double' then
+    question(true)
+  elseif kind then
+    question(false)
   elseif S.first_tap and at - S.first_tap <= DOUBLE_TAP_S then
     S.first_tap = nil
     question(true)
@@ -363,6 +375,10 @@ local function poll_battery(at)
   local level = math.floor(frame.battery_level() + 0.5)
   level = math.max(0, math.min(100, level))
   if level ~= S.battery and send(M.BATTERY, string.char(level)) then S.battery = level end
+  if frame.battery_charging then
+    local charging = frame.battery_charging() and 1 or 0
+    if charging ~= S.charging and send(M.CHARGING, string.char(charging)) then S.charging = charging end
+  end
 end
 
 -- One turn of the main loop.
@@ -374,10 +390,10 @@ local function step()
   end
   local tapped_at = taps
   taps = {}
-  for _, at in ipairs(tapped_at) do
-    if at - (S.last_tap or -1) >= DEBOUNCE_S then
-      S.last_tap = at
-      guard(tapped, at)
+  for _, tap in ipairs(tapped_at) do
+    if tap.at - (S.last_tap or -1) >= DEBOUNCE_S then
+      S.last_tap = tap.at
+      guard(tapped, tap.at, tap.kind)
     end
   end
   local at = now()
@@ -394,14 +410,15 @@ local function step()
   end
   guard(poll_battery, at)
   if S.dirty then guard(render) end
+  guard(HW.step, at, S.state == IDLE)
 end
 
 local function on_data(data)
   if #inbox < INBOX_MAX then inbox[#inbox + 1] = data end
 end
 
-local function on_tap()
-  taps[#taps + 1] = frame.time.utc()
+local function on_tap(kind)
+  taps[#taps + 1] = { at = frame.time.utc(), kind = kind }
 end
 
 -- Runs the app until the host breaks it; safe to call again after a break.
@@ -409,6 +426,7 @@ function glassd_run()
   pcall(frame.microphone.stop)
   inbox, taps = {}, {}
   S = { photo = S.photo, segments = {}, alert = '', state = IDLE, dirty = true, pages = {}, page = 1, page_text = '' }
+  guard(HW.start)
   frame.bluetooth.receive_callback(on_data)
   frame.imu.tap_callback(on_tap)
   send(M.READY, GLASSD_APP_VERSION)

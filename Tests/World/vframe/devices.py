@@ -16,6 +16,7 @@ PALETTE = {"VOID": 0x000000, "WHITE": 0xFFFFFF, "GREY": 0x9D9D9D, "RED": 0xBE263
            "YELLOW": 0xF7E26B, "DARKGREEN": 0x2F484E, "GREEN": 0x44891A, "LIGHTGREEN": 0xA3CE27,
            "NIGHTBLUE": 0x1B2632, "SEABLUE": 0x005784, "SKYBLUE": 0x31A2F2, "CLOUDBLUE": 0xB2DCEF}
 WIDTH, HEIGHT = 640, 400
+HALO_SIZE = 256
 # frame.camera.capture{quality=...} names -> JPEG quality (Pillow); AppMessage's 0..4 in order.
 QUALITY = {"VERY_LOW": 25, "LOW": 40, "MEDIUM": 55, "HIGH": 70, "VERY_HIGH": 85}
 CAPTURE_TIME = 0.25        # s from capture() until image_ready() (exposure and compression)
@@ -274,6 +275,25 @@ class Display:
     def clear(self):
         with self.lock:
             self.back, self.shown = [], []
+
+    # Halo: no double buffer, so text() draws on the shown frame and clear() blanks it; 256x256,
+    # colours as 0xRRGGBB (named here by the nearest palette entry, for DisplayText).
+    def draw(self, s, x, y, rgb):
+        if not (1 <= x <= HALO_SIZE and 1 <= y <= HALO_SIZE):
+            raise Fail(f"text position {x}, {y} is off the 256x256 display")
+        if not (0 <= rgb <= 0xFFFFFF):
+            raise Fail(f"invalid color: {rgb}")
+        name = min(PALETTE, key=lambda n: sum((((PALETTE[n] >> k) & 255) - ((rgb >> k) & 255)) ** 2 for k in (0, 8, 16)))
+        with self.lock:
+            self.shown.append((int(x), int(y), name, s.decode("utf-8", "replace")))
+            self.frames += 1
+            return self.describe_locked()
+
+    def blank(self):
+        with self.lock:
+            self.shown = []
+            self.frames += 1
+            return self.describe_locked()
 
     def items(self):
         with self.lock:

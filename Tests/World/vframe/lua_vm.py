@@ -63,8 +63,8 @@ class LuaVM:
     def data(self, data):
         self.inbox.put(("data", data))
 
-    def tap(self):
-        self.inbox.put(("tap", None))
+    def tap(self, kind=None):
+        self.inbox.put(("tap", kind))
 
     def interrupt(self):
         """0x03."""
@@ -163,8 +163,8 @@ class LuaVM:
             return
         self.in_callback = True
         try:
-            if kind == "data":
-                fn(value)
+            if kind == "data" or value is not None:
+                fn(value)   # data, or a Halo's tap kind ('single', 'double')
             else:
                 fn()
         except lupa.LuaError as e:
@@ -251,6 +251,10 @@ class LuaVM:
                 flat += [name.encode(), size, kind]
             return self.lua.table(*flat)
 
+        def display_power_save(on):
+            self.stats["power_save"] = 1 if on else 0
+            self.stats["power_saves"] += 1 if on else 0
+
         def display_show():
             self.host.display_changed(self.display.show())
 
@@ -276,6 +280,10 @@ class LuaVM:
             "tap_callback": tap_callback,
             "display_text": lambda s, x, y, c, sp: self.display.text(s, x, y, c, sp),
             "display_show": display_show,
+            "display_draw": lambda s, x, y, rgb: self.host.display_changed(self.display.draw(s, int(x), int(y), int(rgb))),
+            "display_clear": lambda: self.host.display_changed(self.display.blank()),
+            "display_power_save": display_power_save,
+            "battery_charging": lambda: bool(self.host.charging),
             "mic_start": mic_start,
             "mic_read": lambda n: self.mic.read(n),
             "mic_stop": lambda: self.mic.stop(),

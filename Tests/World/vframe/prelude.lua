@@ -123,13 +123,41 @@ frame.file = {
   end,
 }
 
+-- Halo (halo-firmware PROTOCOL.md §7): a display without a double buffer, 256x256, colours as
+-- 0xRRGGBB; the 8-px font; power_save; battery_charging; the microphone's Halo options.
+if HARDWARE_VERSION == "halo" then
+  frame.display.text = function(s, x, y, color)
+    if type(s) ~= "string" then error("bad argument #1 to 'text' (string expected)", 2) end
+    if color ~= nil and math.type(color) ~= "integer" then error("bad argument #4 to 'text' (integer expected)", 2) end
+    local r, m = H.display_draw(s, math.tointeger(x or 1) or 1, math.tointeger(y or 1) or 1, color or 0xFFFFFF)
+    if r == FAIL then error(m, 2) end
+  end
+  frame.display.clear = checked(H.display_clear)
+  frame.display.show = function() end
+  frame.display.set_font = function(face, size, scale)
+    if (face ~= 0 and face ~= 1) or math.type(size) ~= "integer" or size < 8 or size % 8 ~= 0 then
+      error("bad font: face 0 or 1, size a multiple of 8", 2)
+    end
+  end
+  frame.display.power_save = checked(H.display_power_save)
+  frame.display.width = function() return 256 end
+  frame.display.height = function() return 256 end
+  frame.battery_charging = checked(H.battery_charging)
+  frame.microphone.start = function(opts)
+    opts = options(opts)
+    if (opts.encoder or "pcm") ~= "pcm" then error("the virtual Halo's microphone encodes pcm only", 2) end
+    local r, m = H.mic_start(opts.sample_rate or 16000, opts.bit_depth or 16)
+    if r == FAIL then error(m, 2) end
+  end
+end
+
 -- Real API functions this emulation leaves out: a Lua error says so (not silent success).
 local function missing(name)
   return function() error(name .. " is not emulated by the virtual Frame", 2) end
 end
 frame.display.bitmap = missing("frame.display.bitmap")
 frame.display.assign_color = missing("frame.display.assign_color")
-frame.display.power_save = missing("frame.display.power_save")
+if frame.display.power_save == nil then frame.display.power_save = missing("frame.display.power_save") end
 frame.display.write_register = missing("frame.display.write_register")
 frame.camera.auto = missing("frame.camera.auto")
 frame.camera.power_save = missing("frame.camera.power_save")
