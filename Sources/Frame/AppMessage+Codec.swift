@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
 
 /// The wire form of `AppMessage`: `[0x01, code, payload…]`. Payloads: text is UTF-8 (may be
 /// empty); `audioStart` is `[kHz, bits]` (8 or 16 each; the Swift value holds the rate in Hz);
@@ -22,6 +23,8 @@ extension AppMessage {
         case .pagesShow: 0x19
         case .listen: 0x1A
         case .wake: 0x1B
+        case .speakStart: 0x1C
+        case .speakStop: 0x1D
         case .ready: 0x81
         case .audioStart: 0x82
         case .audioData: 0x83
@@ -36,6 +39,9 @@ extension AppMessage {
         case .tap: 0x8C
         case .listening: 0x8D
         case .charging: 0x8E
+        case .speaking: 0x8F
+        case .speakerStats: 0x90
+        case .speechCut: 0x91
         }
     }
 
@@ -56,6 +62,8 @@ extension AppMessage {
         case 0x19: "pagesShow"
         case 0x1A: "listen"
         case 0x1B: "wake"
+        case 0x1C: "speakStart"
+        case 0x1D: "speakStop"
         case 0x81: "ready"
         case 0x82: "audioStart"
         case 0x83: "audioData"
@@ -70,6 +78,9 @@ extension AppMessage {
         case 0x8C: "tap"
         case 0x8D: "listening"
         case 0x8E: "charging"
+        case 0x8F: "speaking"
+        case 0x90: "speakerStats"
+        case 0x91: "speechCut"
         default: nil
         }
     }
@@ -81,16 +92,23 @@ extension AppMessage {
 
     private var payload: [UInt8] {
         switch self {
-        case .display(let s), .response(let s), .error(let s), .alert(let s), .ready(let s), .pageText(let s), .wake(let s):
+        case .display(let s), .response(let s), .error(let s), .alert(let s), .ready(let s), .pageText(let s), .wake(let s),
+            .speakerStats(let s):
             Array(s.utf8)
         case .listen(let on): [on ? 1 : 0]
         case .capture(let settings), .photoSettings(let settings): settings.encoded
         case .audioStart(let sampleRate, let bits): [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
         case .audioData(let bytes), .photoData(let bytes), .listening(let bytes): bytes
         case .battery(let level): [level]
-        case .charging(let on): [on ? 1 : 0]
+        case .charging(let on), .speaking(let on): [on ? 1 : 0]
+        case .speakStart(let format, let volume):
+            switch format.codec {
+            case .pcm16: [0, UInt8(clamping: format.sampleRate / 1000), volume]
+            case .lc3(let frameBytes, let frameMicros):
+                [1, UInt8(clamping: format.sampleRate / 1000), volume, UInt8(clamping: frameBytes), UInt8(clamping: frameMicros / 100)]
+            }
         case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap,
-            .pagesShow:
+            .pagesShow, .speakStop, .speechCut:
             []
         }
     }
@@ -154,6 +172,10 @@ extension AppMessage {
             guard payload == [0] || payload == [1] else { throw .badPayload(name) }
             return .listen(payload == [1])
         case 0x1B: return .wake(try text())
+        case 0x1C:
+            guard let message = speakStart(payload) else { throw .badPayload(name) }
+            return message
+        case 0x1D: return try empty(.speakStop)
         case 0x81:
             let version = try text()
             guard !version.isEmpty else { throw .badPayload(name) }
@@ -176,9 +198,11 @@ extension AppMessage {
             return .battery(payload[0])
         case 0x8C: return try empty(.tap)
         case 0x8D: return .listening(try bytes())
-        case 0x8E:
+        case 0x8E, 0x8F:
             guard payload.count == 1, payload[0] <= 1 else { throw .badPayload(name) }
-            return .charging(payload[0] == 1)
+            return code == 0x8E ? .charging(payload[0] == 1) : .speaking(payload[0] == 1)
+        case 0x90: return .speakerStats(try text())
+        case 0x91: return try empty(.speechCut)
         default: throw .unknownCode(code)
         }
     }
@@ -204,5 +228,20 @@ extension PhotoSettings {
         let settings = PhotoSettings(quality: bytes[0], resolution: UInt16(bytes[1]) << 8 | UInt16(bytes[2]))
         guard settings.isValid else { return nil }
         self = settings
+    }
+}
+
+extension AppMessage {
+    /// speakStart's payload: PCM `[0, kHz, volume]` or LC3 `[1, kHz, volume, frame bytes, frame
+    /// duration / 100 µs]`, 8 or 16 kHz, volume 0…100, LC3 frames of 20 bytes or more, 7.5 or 10 ms.
+    fileprivate static func speakStart(_ p: [UInt8]) -> AppMessage? {
+        guard p.count >= 3, p[1] == 8 || p[1] == 16, p[2] <= 100 else { return nil }
+        let rate = Int(p[1]) * 1000
+        switch (p[0], p.count) {
+        case (0, 3): return .speakStart(SpeakerFormat(codec: .pcm16, sampleRate: rate), volume: p[2])
+        case (1, 5) where p[3] >= 20 && (p[4] == 75 || p[4] == 100):
+            return .speakStart(SpeakerFormat(codec: .lc3(frameBytes: Int(p[3]), frameMicros: Int(p[4]) * 100), sampleRate: rate), volume: p[2])
+        default: return nil
+        }
     }
 }

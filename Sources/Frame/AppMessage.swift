@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
 
 /// One message between glassd and its own Lua app on a Brilliant Frame (or Halo): one BLE write or
 /// notification each, `[0x01, code, payload…]` on the wire. The 0x01 prefix is the firmware's (data
@@ -36,6 +37,12 @@ public enum AppMessage: Sendable, Equatable {
     case listen(Bool)
     /// 0x1B: the wake phrase was heard: start a question as a tap would, showing the text.
     case wake(String)
+    /// 0x1C: start the speaker (Halo) for one answer: `[codec (0 PCM 16-bit, 1 LC3), kHz, volume
+    /// 0…100]`, and for LC3 `[frame bytes, frame duration in 100 µs]`. The app answers speaking.
+    case speakStart(SpeakerFormat, volume: UInt8)
+    /// 0x1D: stop the speaker (what was written has played, or the answer is cut); the app
+    /// answers speakerStats.
+    case speakStop
 
     // Device → host.
     /// 0x81: the app runs and waits for a tap; the payload is its version.
@@ -68,6 +75,13 @@ public enum AppMessage: Sendable, Equatable {
     /// 0x8E: whether the glasses charge, when it changed (Halo: `frame.battery_charging()`); one
     /// byte, 0 or 1.
     case charging(Bool)
+    /// 0x8F: the speaker started (audio may be written to it), or could not (0).
+    case speaking(Bool)
+    /// 0x90: the speaker stopped; its counters as `key=value` text (empty where the firmware
+    /// keeps none).
+    case speakerStats(String)
+    /// 0x91: the wearer stopped the speech with a tap; the speaker is stopped.
+    case speechCut
 
     /// The firmware's data prefix, in front of every message.
     public static let dataPrefix: UInt8 = 0x01

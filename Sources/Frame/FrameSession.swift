@@ -22,7 +22,8 @@ public struct FrameSessionSettings: Sendable {
 /// (resumed when the same version already runs), then talks to the app in `AppMessage`s. Pure:
 /// a link's byte channel and a clock are all it needs.
 public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Duration == Duration {
-    let app: FrameApp
+    let model: FrameModel
+    var app: FrameApp { model.app }
     let clock: C
     public let settings: FrameSessionSettings
     let logger: Logger
@@ -41,9 +42,15 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
     /// A question's photo, held until its recording starts (its format is known then).
     private var questionPhoto: PhotoAssembly?
     private var sceneFrame = PhotoAssembly()
+    /// The current link's speaker channel, where the model has one and the glasses offer it.
+    private var audio: (any ByteChannel)?
+    /// The app's word on the speaker of the answer being spoken.
+    private var speakerLine: SpeakerLine?
 
-    public init(app: FrameApp = .bundled, clock: C, settings: FrameSessionSettings = FrameSessionSettings(), logger: Logger) {
-        self.app = app
+    public init(
+        model: FrameModel = .frame, clock: C, settings: FrameSessionSettings = FrameSessionSettings(), logger: Logger
+    ) {
+        self.model = model
         self.clock = clock
         self.settings = settings
         self.logger = logger
@@ -70,6 +77,8 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
     private func begin(_ generation: UInt64) {
         writer = nil
         repl = nil
+        audio = nil
+        speakerLine = nil
         book.begin(generation)
     }
 
@@ -77,6 +86,8 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
         guard book.ended(generation) else { return }
         writer = nil
         repl = nil
+        audio = nil
+        speakerLine = nil
         questionPhoto = nil
         sceneFrame.abandon()
     }
@@ -87,6 +98,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             book.set(.error, reason: "The device is not a Frame.", for: generation)
             return
         }
+        audio = model.speaker.flatMap { link.channel($0.channel) }
         let (data, dataSink) = AsyncStream.makeStream(of: Incoming.self)
         let repl = LuaRepl(channel: channel, clock: clock, settings: settings.repl) { dataSink.yield($0) }
         do {
@@ -189,6 +201,12 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             book.setBattery(level)
         case .charging(let charging):
             book.setCharging(charging)
+        case .speaking(let started):
+            speakerLine?.update { $0.speaking = started }
+        case .speakerStats(let stats):
+            speakerLine?.update { $0.stats = stats }
+        case .speechCut:
+            speakerLine?.update { $0.cut = true }
         case .photoStart:
             questionBegins()
             var photo = PhotoAssembly()
@@ -237,7 +255,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
         case .listening(let bytes):
             book.publish(.listening(bytes, format: AudioFormat(sampleRate: 8_000, bits: 8)))
         case .display, .response, .error, .answerEnd, .alert, .stopRecording, .capture, .photoSettings, .pageText, .pagesShow,
-            .listen, .wake:
+            .listen, .wake, .speakStart, .speakStop:
             book.logDropped(message.name, "unexpected message from the Frame dropped: \(message.name)")
         }
     }
@@ -321,8 +339,18 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
         }
     }
 
-    /// The app's answer area: 24 characters (its font is proportional) by 5 lines (the sixth is its status).
-    public func pageLayout() -> AnswerLayout { AnswerLayout(columns: 24, lines: 5) }
+    /// The app's answer area (the line below it is its status).
+    public func pageLayout() -> AnswerLayout { model.pageLayout }
+
+    /// A speaker for one answer, when the glasses have one and the app runs: a new one replaces
+    /// the last (whose replies then go unheard).
+    public func speaker() -> (any GlassesSpeaker)? {
+        guard let (_, format) = model.speaker, let audio, let writer, book.status.state == .ready || book.status.state == .busy
+        else { return nil }
+        let line = SpeakerLine()
+        speakerLine = line
+        return FrameSpeaker(format: format, channel: audio, line: line, clock: clock, logger: logger, send: writer)
+    }
 
     /// The pages in pageText messages (form feeds between them), then pagesShow: the app shows the
     /// first and turns the page on each tap, with no round trip.

@@ -49,9 +49,15 @@ public protocol GlassesSession: Sendable {
     /// Starts a question as a tap would (the wake phrase was heard), the display saying `heard`.
     /// Throws `SessionError.busy` unless the glasses are idle, `.notConnected` when not ready.
     func startQuestion(heard: String) async throws
+    /// The speaker of the glasses on the current link, ready for one answer; nil when they have
+    /// none (or are not ready).
+    func speaker() async -> (any GlassesSpeaker)?
 }
 
 extension GlassesSession {
+    /// Glasses without a speaker.
+    public func speaker() async -> (any GlassesSpeaker)? { nil }
+
     /// Glasses that cannot turn pages yet show them all, one after another (their display
     /// scrolls): nothing is left out.
     public func showPages(_ pages: [String]) async throws {

@@ -90,4 +90,5 @@ public actor SessionRouter: GlassesSession {
     public func pageLayout() async -> AnswerLayout { await sessions[active].session.pageLayout() }
     public func setListening(_ on: Bool) async throws { try await sessions[active].session.setListening(on) }
     public func startQuestion(heard: String) async throws { try await sessions[active].session.startQuestion(heard: heard) }
+    public func speaker() async -> (any GlassesSpeaker)? { await sessions[active].session.speaker() }
 }

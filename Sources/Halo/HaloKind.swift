@@ -44,7 +44,7 @@ extension GlassesKind {
     public static let halo = GlassesKind(
         names: [.halo], title: "a Halo", advertisedService: FrameUUID.service, profile: .halo, bonds: true,
         updaters: [],
-        makeSession: { FrameSession(app: .halo, clock: ContinuousClock(), logger: $0) },
+        makeSession: { FrameSession(model: .halo, clock: ContinuousClock(), logger: $0) },
         refines: .frame
     ) { sighting in
         sighting.serviceUUIDs.contains(FrameUUID.service) && sighting.characteristicUUIDs.contains(HaloUUID.audio) ? .halo : nil

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Frame
+import Glasses
 import Testing
 
 @Suite("App message codec", .timeLimit(.minutes(5)))
@@ -12,6 +13,11 @@ struct AppMessageTests {
         .photoData([0xFF, 0xD8, 0xFF]), .photoEnd, .sceneStart, .sceneEnd, .cancelled, .battery(0), .battery(100), .tap,
         .listen(true), .listen(false), .wake("Heard \"hey glasses\""), .listening([0x00, 0x80, 0x7F]),
         .charging(true), .charging(false),
+        .speakStart(SpeakerFormat(codec: .pcm16, sampleRate: 16_000), volume: 60),
+        .speakStart(SpeakerFormat(codec: .lc3(frameBytes: 40, frameMicros: 10_000), sampleRate: 16_000), volume: 100),
+        .speakStart(SpeakerFormat(codec: .lc3(frameBytes: 30, frameMicros: 7_500), sampleRate: 8_000), volume: 0),
+        .speakStop, .speaking(true), .speaking(false), .speakerStats("ble_rejected_bytes=0 silence_blocks=3"), .speakerStats(""),
+        .speechCut,
     ]
 
     @Test func photoSettingsDefaults() {
@@ -28,8 +34,8 @@ struct AppMessageTests {
             #expect(bytes[1] == message.code)
             #expect(message.name != "unknown")
         }
-        #expect(Set(Self.all.map(\.code)).count == 24)
-        #expect(Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1A, 0x1B].contains($0.code) })
+        #expect(Set(Self.all.map(\.code)).count == 29)
+        #expect(Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1A, 0x1B, 0x1C, 0x1D].contains($0.code) })
     }
 
     @Test("byte fixtures as the Lua app sends and reads them")
@@ -61,7 +67,17 @@ struct AppMessageTests {
             ([0x01], .tooShort(1)),
             ([0x31, 0x10], .missingPrefix(0x31)),
             ([0x01, 0x00], .unknownCode(0x00)),
-            ([0x01, 0x1C], .unknownCode(0x1C)),
+            ([0x01, 0x1E], .unknownCode(0x1E)),
+            ([0x01, 0x1C, 0, 16], .badPayload("speakStart")),
+            ([0x01, 0x1C, 0, 24, 50], .badPayload("speakStart")),
+            ([0x01, 0x1C, 0, 16, 101], .badPayload("speakStart")),
+            ([0x01, 0x1C, 1, 16, 50, 40], .badPayload("speakStart")),
+            ([0x01, 0x1C, 1, 16, 50, 10, 100], .badPayload("speakStart")),
+            ([0x01, 0x1C, 1, 16, 50, 40, 90], .badPayload("speakStart")),
+            ([0x01, 0x1C, 2, 16, 50], .badPayload("speakStart")),
+            ([0x01, 0x1D, 0], .badPayload("speakStop")),
+            ([0x01, 0x90, 0xC3], .badPayload("speakerStats")),
+            ([0x01, 0x91, 1], .badPayload("speechCut")),
             ([0x01, 0x1A], .badPayload("listen")),
             ([0x01, 0x1A, 2], .badPayload("listen")),
             ([0x01, 0x8D], .badPayload("listening")),
@@ -69,7 +85,8 @@ struct AppMessageTests {
             ([0x01, 0x80], .unknownCode(0x80)),
             ([0x01, 0x8E], .badPayload("charging")),
             ([0x01, 0x8E, 2], .badPayload("charging")),
-            ([0x01, 0x8F], .unknownCode(0x8F)),
+            ([0x01, 0x8F], .badPayload("speaking")),
+            ([0x01, 0x92], .unknownCode(0x92)),
             ([0x01, 0x11, 0xC3], .badPayload("response")),  // cut UTF-8
             ([0x01, 0x10, 0xFF, 0x41], .badPayload("display")),
             ([0x01, 0x12, 0xED, 0xA0, 0x80], .badPayload("error")),  // a surrogate
@@ -111,5 +128,15 @@ struct AppMessageTests {
             #expect(settings.isValid == valid)
             if valid { #expect(try AppMessage.decode(AppMessage.capture(settings).encoded) == .capture(settings)) }
         }
+    }
+
+    @Test("the speaker's messages on the wire: PCM [0, kHz, volume], LC3 with its frame bytes and duration in 100 µs")
+    func speakerBytes() throws {
+        #expect(AppMessage.speakStart(SpeakerFormat(codec: .pcm16, sampleRate: 16_000), volume: 60).encoded == [0x01, 0x1C, 0, 16, 60])
+        let lc3 = AppMessage.speakStart(SpeakerFormat(codec: .lc3(frameBytes: 40, frameMicros: 10_000), sampleRate: 16_000), volume: 100)
+        #expect(lc3.encoded == [0x01, 0x1C, 1, 16, 100, 40, 100])
+        #expect(try AppMessage.decode([0x01, 0x90] + Array("silence_blocks=2".utf8)) == .speakerStats("silence_blocks=2"))
+        #expect(try AppMessage.decode([0x01, 0x8F, 0]) == .speaking(false))
+        #expect(try AppMessage.decode([0x01, 0x91]) == .speechCut)
     }
 }

@@ -36,6 +36,7 @@ import linkdrops  # beside this file (vdfu asks whether a drop is under way; nev
 import linktiming  # beside this file (vdfu needs a link model; it stays off here)
 import vdfu  # beside this file: the bootloader
 from vframe import devices
+from vframe.speaker import Speaker
 from vframe.bond import BondCheck
 from vframe.lua_vm import LuaVM
 
@@ -70,6 +71,8 @@ class Characteristic(gatt_objects.GattCharacteristic):
         self.vf_task = None
 
     def flags(self):
+        if self.vf_role == "audio":     # Halo's speaker in: written without response
+            return ["write-without-response"]
         return ["write", "write-without-response"] if self.vf_role == "rx" else ["notify"]
 
     def mtu(self):
@@ -77,9 +80,13 @@ class Characteristic(gatt_objects.GattCharacteristic):
 
     @method()
     async def WriteValue(self, value: "ay", options: "a{sv}"):
-        if self.vf_role != "rx":
+        if self.vf_role not in ("rx", "audio"):
             raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
         self.check_length(value)
+        if self.vf_role == "audio":
+            self.vf.stats["audio_writes"] += 1
+            self.vf.speaker.write(bytes(value))   # a full ring refuses it, silently
+            return
         kind = options.get("type")
         kind = kind.value if isinstance(kind, Variant) else "request"
         device = options.get("device")
@@ -312,6 +319,13 @@ class Control(ServiceInterface):
         self.vf.stats["injected_frames"] += len(frames)
 
     @method()
+    def SpeakerStats(self) -> "a{sv}":
+        """The speaker's counters since its last reset, with its totals over the run: every byte
+        played ("played") and each time audio came again after the ring ran dry ("gaps")."""
+        return {k: Variant("b", v) if isinstance(v, bool) else Variant("t", int(v))
+                for k, v in self.vf.speaker.totals().items()}
+
+    @method()
     def Stats(self) -> "a{sv}":
         out = {k: Variant("t", int(v)) for k, v in self.vf.stats.items()}
         out["frames"] = Variant("t", self.vf.display.frames)
@@ -340,6 +354,7 @@ class Frame:
         self.last_tap = 0.0
         self.flash = devices.Flash(args.fs)
         self.mic, self.display = devices.Microphone(), devices.Display()
+        self.speaker, self.speaker_stats = Speaker(), not args.no_speaker_stats
         self.camera = devices.Camera(args.photo)
         self.vm = LuaVM(self, self.flash, self.mic, self.camera, self.display, self.stats)
         self.mode = "app"           # "off", "asleep" (frame.sleep()), "dfu"
@@ -706,6 +721,8 @@ def main() -> int:
                         "byte of the adapter's address; 'Halo XX' with --halo)")
     parser.add_argument("--halo", action="store_true",
                         help="a Halo: adds the audio characteristic 7a230005-… (and 0x05 removes main.lua)")
+    parser.add_argument("--no-speaker-stats", action="store_true",
+                        help="a Halo without frame.speaker.stats() (firmware 0.8.8)")
     parser.add_argument("--tx-power", type=int, default=-45, help="advertised TxPower (default -45)")
     parser.add_argument("--mtu", type=int, default=247, help="ATT MTU (default 247)")
     parser.add_argument("--fs", metavar="DIR", help="the device's flash (default: a new temporary dir)")

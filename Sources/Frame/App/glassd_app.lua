@@ -20,9 +20,11 @@ GLASSD_APP_VERSION = '-'
 local M = {
   DISPLAY = 0x10, RESPONSE = 0x11, ERROR = 0x12, ANSWER_END = 0x13, ALERT = 0x14, STOP = 0x15,
   CAPTURE = 0x16, PHOTO_SETTINGS = 0x17, PAGE_TEXT = 0x18, PAGES_SHOW = 0x19, LISTEN = 0x1A, WAKE = 0x1B,
+  SPEAK_START = 0x1C, SPEAK_STOP = 0x1D,
   READY = 0x81, AUDIO_START = 0x82, AUDIO_DATA = 0x83, AUDIO_END = 0x84, PHOTO_START = 0x85,
   PHOTO_DATA = 0x86, PHOTO_END = 0x87, SCENE_START = 0x88, SCENE_END = 0x89, CANCELLED = 0x8A,
-  BATTERY = 0x8B, TAP = 0x8C, LISTENING = 0x8D, CHARGING = 0x8E,
+  BATTERY = 0x8B, TAP = 0x8C, LISTENING = 0x8D, CHARGING = 0x8E, SPEAKING = 0x8F, SPEAKER_STATS = 0x90,
+  SPEECH_CUT = 0x91,
 }
 
 local HW = require('glassd_hw')
@@ -287,12 +289,65 @@ local function question(with_photo)
   start_recording()
 end
 
+-- Speaker (Halo) ------------------------------------------------------------------------------
+-- The host sends the audio on its own characteristic, paced to the playback rate; the app only
+-- starts and stops the speaker, and stops it at once on a tap.
+
+local SPEAKER_KEYS = { 'ble_rejected_bytes', 'silence_blocks', 'ble_bytes', 'blocks_played', 'ring_peak',
+  'frames_plc', 'decode_errors' }
+
+-- The firmware's counters as 'key=value ...' (firmware without stats(): empty).
+local function speaker_stats()
+  if not (frame.speaker and frame.speaker.stats) then return '' end
+  local ok, stats = pcall(frame.speaker.stats)
+  if not ok or type(stats) ~= 'table' then return '' end
+  local parts = {}
+  for _, key in ipairs(SPEAKER_KEYS) do
+    if stats[key] ~= nil then parts[#parts + 1] = key .. '=' .. tostring(stats[key]) end
+  end
+  return table.concat(parts, ' ')
+end
+
+-- SpeakStart: [codec 0 pcm / 1 lc3, kHz, volume] (+ LC3 [frame bytes, frame duration / 100 us]).
+local function speak_start(payload)
+  if not frame.speaker or #payload < 3 then
+    send(M.SPEAKING, '\0')
+    return
+  end
+  local codec, khz, volume = payload:byte(1), payload:byte(2), payload:byte(3)
+  local opts = { encoder = codec == 1 and 'lc3' or 'pcm', sample_rate = khz * 1000, bit_depth = 16, channels = 1,
+    volume = volume }
+  if codec == 1 and #payload >= 5 then
+    local bytes, tenths = payload:byte(4), payload:byte(5)
+    opts.duration = tenths * 10
+    opts.bitrate = bytes * 8 * 10000 // tenths
+  end
+  -- Audio written after an earlier stop waits in the buffer for the next start: drop it.
+  pcall(frame.speaker.stop)
+  if frame.speaker.stats then pcall(frame.speaker.stats, true) end
+  S.speaking = guard(frame.speaker.start, opts)
+  send(M.SPEAKING, S.speaking and '\1' or '\0')
+end
+
+-- Stops the speaker; the host waits for its counters whether or not it still played.
+local function speak_stop()
+  if S.speaking then pcall(frame.speaker.stop) end
+  S.speaking = false
+  send(M.SPEAKER_STATS, speaker_stats():sub(1, max_payload()))
+end
+
 -- Taps and host messages ---------------------------------------------------------------------
 
 -- `kind` is the firmware's own ('single', 'double', 'triple': Halo, after its multi-tap window);
 -- nil on a Frame, whose taps the app times itself.
 local function tapped(at, kind)
   send(M.TAP)
+  if S.speaking then
+    -- Speech stops at once: the host writes no more once it reads SPEECH_CUT.
+    pcall(frame.speaker.stop)
+    S.speaking = false
+    send(M.SPEECH_CUT)
+  end
   if S.state == PAGED then
     if S.page < #S.pages then
       S.page, S.dirty = S.page + 1, true
@@ -358,6 +413,10 @@ local function handle(data)
   elseif code == M.LISTEN then
     S.listen = payload == '\1'
     if not S.listen then listen_stop() end
+  elseif code == M.SPEAK_START then
+    speak_start(payload)
+  elseif code == M.SPEAK_STOP then
+    speak_stop()
   elseif code == M.WAKE then
     -- The host heard the wake phrase: a question, as if tapped, saying so (pages being read give way).
     if S.state == IDLE or S.state == PAGED then
@@ -424,6 +483,7 @@ end
 -- Runs the app until the host breaks it; safe to call again after a break.
 function glassd_run()
   pcall(frame.microphone.stop)
+  if frame.speaker then pcall(frame.speaker.stop) end
   inbox, taps = {}, {}
   S = { photo = S.photo, segments = {}, alert = '', state = IDLE, dirty = true, pages = {}, page = 1, page_text = '' }
   guard(HW.start)

@@ -251,6 +251,19 @@ class LuaVM:
                 flat += [name.encode(), size, kind]
             return self.lua.table(*flat)
 
+        def speaker_start(encoder, rate, bits, volume, bitrate):
+            try:
+                self.host.speaker.start(encoder.decode() if isinstance(encoder, bytes) else str(encoder),
+                                        int(rate), int(bits), int(volume), int(bitrate) if bitrate else None)
+            except ValueError as e:
+                raise Fail(str(e))
+
+        def speaker_stats(reset=False):
+            flat = []
+            for k, v in self.host.speaker.stats(bool(reset)).items():
+                flat += [k.encode(), v]
+            return self.lua.table(*flat)
+
         def display_power_save(on):
             self.stats["power_save"] = 1 if on else 0
             self.stats["power_saves"] += 1 if on else 0
@@ -284,6 +297,10 @@ class LuaVM:
             "display_clear": lambda: self.host.display_changed(self.display.blank()),
             "display_power_save": display_power_save,
             "battery_charging": lambda: bool(self.host.charging),
+            "speaker_start": speaker_start,
+            "speaker_stop": lambda: self.host.speaker.stop(),
+            "speaker_stats": speaker_stats,
+            "speaker_has_stats": lambda: bool(self.host.speaker_stats),
             "mic_start": mic_start,
             "mic_read": lambda n: self.mic.read(n),
             "mic_stop": lambda: self.mic.stop(),

@@ -123,6 +123,10 @@ frame.file = {
   end,
 }
 
+local function missing_now(name)
+  return function() error(name .. " is not emulated by the virtual Frame", 2) end
+end
+
 -- Halo (halo-firmware PROTOCOL.md §7): a display without a double buffer, 256x256, colours as
 -- 0xRRGGBB; the 8-px font; power_save; battery_charging; the microphone's Halo options.
 if HARDWARE_VERSION == "halo" then
@@ -143,6 +147,24 @@ if HARDWARE_VERSION == "halo" then
   frame.display.width = function() return 256 end
   frame.display.height = function() return 256 end
   frame.battery_charging = checked(H.battery_charging)
+  frame.speaker = {
+    start = function(opts)
+      opts = options(opts)
+      local r, m = H.speaker_start(opts.encoder or "pcm", opts.sample_rate or 16000, opts.bit_depth or 16,
+        opts.volume or 50, opts.bitrate)
+      if r == FAIL then error(m, 2) end
+    end,
+    stop = checked(H.speaker_stop),
+    play = missing_now("frame.speaker.play"),
+  }
+  if H.speaker_has_stats() then
+    frame.speaker.stats = function(reset)
+      local flat = H.speaker_stats(reset and true or false)
+      local out = {}
+      for i = 1, #flat, 2 do out[flat[i]] = flat[i + 1] end
+      return out
+    end
+  end
   frame.microphone.start = function(opts)
     opts = options(opts)
     if (opts.encoder or "pcm") ~= "pcm" then error("the virtual Halo's microphone encodes pcm only", 2) end
