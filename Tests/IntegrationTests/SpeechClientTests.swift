@@ -93,6 +93,19 @@ struct SpeechClientTests {
         }
     }
 
+    @Test("libcurl's response headers come without their line end (CRLF is one Character in Swift)")
+    func headerValues() async throws {
+        try await withServer { url in
+            let response = try await CurlHTTPTransport().send(
+                HTTPRequest(
+                    url: url + "/audio/speech", headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"model":"tts-1","input":"Hi.","voice":"alloy"}"#.utf8), timeout: .seconds(10)))
+            for try await _ in response.body {}
+            #expect(response.headers["content-type"] == "audio/wav")
+            #expect(response.headers["transfer-encoding"] == "chunked")
+        }
+    }
+
     @Test("pcm: raw 24 kHz samples, 16 kHz once decoded")
     func pcm() async throws {
         try await withServer { url in
