@@ -201,6 +201,10 @@ class Voice:
             raise Refusal(400, "There is no text to speak (field 'input').", "input")
         if len(text) > MAX_INPUT:
             raise Refusal(400, f"input is longer than {MAX_INPUT} characters ({len(text)}).", "input")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800") from the JSON
+            raise Refusal(400, "input is not valid Unicode text.", "input")
         voice = request.get("voice")
         if not isinstance(voice, str) or not voice:
             raise Refusal(400, "A voice is required (field 'voice'): an espeak-ng voice such as en-us.", "voice")
@@ -234,6 +238,8 @@ class Voice:
         if not first:
             why = process.stderr.read().decode(errors="replace").strip()
             process.wait()
+            process.stdout.close()
+            process.stderr.close()
             if "voice does not exist" in why:
                 raise Refusal(400, f"espeak-ng has no voice {voice!r} (espeak-ng --voices lists them).", "voice")
             raise Refusal(500, f"espeak-ng failed (status {process.returncode}): {why[:200]}", kind="server_error")

@@ -1401,7 +1401,12 @@ def self_test():
         ("extra", speech(input="hi", volume=3), "volume"),
     ]:
         expect(what, 400, "/v1/audio/speech", body, error=error)
-    call("/_speech", b'{"missing": true}')
+    call("/_speech", b'{"delay_ms": 200}')
+    started = time.monotonic()
+    status, _ = call("/v1/audio/speech", speech(input="hi"))
+    if status != 200 or time.monotonic() - started < 0.2:
+        failures.append(f"speech delay: HTTP {status} after {time.monotonic() - started:.3f} s")
+    call("/_speech", b'{"delay_ms": 0, "missing": true}')
     expect("no speech endpoint", 404, "/v1/audio/speech", speech(input="hi"))
     expect("bad speech settings", 400, "/_speech", b'{"missing": 1}')
 

@@ -154,6 +154,7 @@ struct SpeechServerTests {
                     (#"{"model":"m","input":"hi","voice":"zz-nonexistent"}"#, "voice"),
                     (#"{"model":"m","input":"hi","voice":"--help"}"#, "voice"),
                     (#"{"model":"m","input":"","voice":"alloy"}"#, "input"),
+                    (#"{"model":"m","input":"\ud800 a lone surrogate","voice":"alloy"}"#, "input"),
                     (#"{"model":"m","input":"\#(String(repeating: "a", count: 4097))","voice":"alloy"}"#, "input"),
                     (#"{"model":"m","input":"hi","voice":"alloy","speed":9}"#, "speed"),
                     (#"{"model":"m","input":"hi","voice":"alloy","volume":3}"#, "volume"),
