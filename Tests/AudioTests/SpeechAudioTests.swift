@@ -130,6 +130,35 @@ struct SpeechAudioTests {
         #expect(throws: AudioError.self) { try SpeechAudio(.pcm(rate: 0)) }
     }
 
+    @Test("any bytes, split anywhere, return samples or throw AudioError: no trap, no hang")
+    func garbage() throws {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        let seeds = [
+            Self.wav(Self.ramp(200)), Self.wav(Self.ramp(200), rate: 22_050, dataSize: 0x7FFF_F000),
+            Self.wav(Self.ramp(200), channels: 2, extra: [("LIST", [1, 2, 3])]),
+        ]
+        for i in 0..<600 {
+            var bytes = seeds[i % seeds.count]
+            switch next() % 3 {
+            case 0: bytes = Array(bytes.prefix(next() % (bytes.count + 1)))
+            case 1: for _ in 0..<(1 + next() % 8) { bytes[next() % bytes.count] = UInt8(truncatingIfNeeded: next()) }
+            default: bytes = (0..<(next() % 400)).map { _ in UInt8(truncatingIfNeeded: next()) }
+            }
+            let cuts = (0..<(next() % 6)).map { _ in next() % (bytes.count + 1) }
+            for input in [SpeechAudio.Input.wav, .pcm(rate: 24_000)] {
+                do {
+                    let samples = try Self.decode(bytes, input, cuts: cuts)
+                    // Never more than the bytes could hold at 16 kHz from the lowest rate taken (4 kHz).
+                    #expect(samples.count <= bytes.count * 2 + 16)
+                } catch is AudioError {}
+            }
+        }
+    }
+
     @Test("s16le bytes of samples")
     func bytes() {
         #expect(SpeechAudio.littleEndian([1, -1, 0x1234, -32_768]) == [1, 0, 0xFF, 0xFF, 0x34, 0x12, 0x00, 0x80])
