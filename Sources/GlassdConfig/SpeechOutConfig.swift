@@ -29,7 +29,8 @@ public struct SpeechOutSettings: Sendable, Equatable {
     /// The speech server's key file; nil: as for transcription, the chat key when the speech
     /// server is the chat server's host, else none.
     public var apiKeyFile: String?
-    /// The server is the embedded backend's (Scripts/backend: espeak-ng); only said in the log.
+    /// The server is the embedded backend's espeak-ng (Scripts/backend), as Scripts/run writes it:
+    /// a robotic voice, there to try spoken answers out offline.
     public var embedded = false
 
     public init() {}
