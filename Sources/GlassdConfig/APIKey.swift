@@ -35,6 +35,16 @@ public enum APIKey {
         return host(speech) != nil && host(speech) == host(config.baseURL) ? chatKey : nil
     }
 
+    /// The key for the text-to-speech server, by the same rule: `[speech_out] api_key_file` if
+    /// set; else the chat key when speech goes to the chat server's host (or [speech_out] has no
+    /// base_url of its own); else none.
+    public static func speechOutKey(config: Config, chatKey: String?) -> String? {
+        if let file = config.speechOut.apiKeyFile { return read(file) }
+        guard let speech = config.speechOut.baseURL else { return chatKey }
+        let host = { (url: String?) in url.flatMap { URL(string: $0)?.host?.lowercased() } }
+        return host(speech) != nil && host(speech) == host(config.baseURL) ? chatKey : nil
+    }
+
     private static func read(_ path: String) -> String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let key = trim(String(decoding: data, as: UTF8.self))

@@ -75,6 +75,8 @@ public struct Config: Sendable, Equatable {
     public var agent: AgentSettings?
     /// `[wake]`: the wake phrase that starts a question as a tap would; nil: off (the default).
     public var wake: WakeSettings?
+    /// `[speech_out]`: spoken answers (by default on glasses with a speaker).
+    public var speechOut = SpeechOutSettings()
 
     public init() {}
 
@@ -119,6 +121,7 @@ public struct Config: Sendable, Equatable {
         let skills = try section(table, "skills", file: file)
         let reader = Reader(file: file)
         config.wake = try wakeSettings(try section(table, "wake", file: file), reader: reader, file: file)
+        config.speechOut = try speechOutSettings(try section(table, "speech_out", file: file), reader: reader, file: file)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.assistantKind = try reader.string(assistant, "assistant", "kind") ?? config.assistantKind
         guard ["openai", "susi"].contains(config.assistantKind) else {
@@ -179,6 +182,7 @@ public struct Config: Sendable, Equatable {
             [
                 ("[assistant] base_url", config.baseURL), ("[transcription] base_url", config.transcriptionURL),
                 ("[agent] base_url", config.agent?.baseURL), ("[agent] websocket_url", config.agent?.websocketURL),
+                ("[speech_out] base_url", config.speechOut.baseURL),
             ]
                 .compactMap { setting, url in url.map { (setting, $0) } }, file: file)
         return config
@@ -186,7 +190,8 @@ public struct Config: Sendable, Equatable {
 
     /// Manager1.Privacy: where questions and speech may go (see `PrivacyPolicy.name(for:)`).
     public var privacyName: String {
-        privacy.name(for: [baseURL, transcriptionURL, agent?.baseURL, agent?.websocketURL].compactMap { $0 })
+        privacy.name(
+            for: [baseURL, transcriptionURL, agent?.baseURL, agent?.websocketURL, speechOut.baseURL].compactMap { $0 })
     }
 
     private static func section(_ table: TOMLTable, _ name: String, file: String) throws(Error) -> TOMLTable? {

@@ -70,7 +70,8 @@ final class CurlTransfer {
     }
 
     fileprivate func header(_ line: String) {
-        let line = line.trimmingSuffix { $0 == "\r" || $0 == "\n" }
+        // "\r\n" is one Character (a grapheme), equal to neither "\r" nor "\n": isNewline covers all three.
+        let line = line.trimmingSuffix { $0.isNewline }
         if line.hasPrefix("HTTP/") {
             headers = [:]  // a new response (after 100 Continue): start over
         } else if let colon = line.firstIndex(of: ":") {

@@ -49,6 +49,28 @@ POST /v1/audio/transcriptions, POST /v1/audio/translations
     "duration_s", "wav_rate", "wav_channels", "wav_bits", "file_name",
     "file_type" and "file_bytes".
 
+POST /v1/audio/speech
+    JSON as OpenAI's CreateSpeechRequest: "model", "input" (1-4096
+    characters) and "voice" required, no field outside the schema,
+    "response_format" wav or pcm (the others: 400, not made here), "speed"
+    0.25-4.  The answer is a 440 Hz tone, SPEECH_MS_PER_CHAR ms per character
+    of input (divided by speed), streamed (chunked) in pieces of
+    SPEECH_PIECE_MS: pcm as OpenAI's (s16le mono 24 kHz, audio/pcm), wav as a
+    streaming server writes it (the same samples after a 44-byte header whose
+    RIFF and data sizes are 0xFFFFFFFF, audio/wav).  Tags in the input fail
+    it as they fail a chat request ([401], [429once], [500once], [leakkey],
+    [stall]...; [midstream] sends half the audio, then closes without the
+    chunked body's end).  The log entry has "body", "audio_bytes" and, as the
+    pieces go out, "t_pieces".
+
+POST /_speech {"ms_per_char": 60, "delay_ms": 0, "missing": false,
+               "hold": false}
+    Sets how every following speech request is answered (each key
+    optional; /_reset restores these defaults): ms of audio per character,
+    a wait before the response starts, 404 as a server without the
+    endpoint, and "hold": after the first piece the rest waits until
+    POST /_speech_release (then every held and later one goes on).
+
 POST /_transcript {"text": "..."}
     Sets the transcript of every following audio request (default
     DEFAULT_TRANSCRIPT).
@@ -72,6 +94,7 @@ import email.message
 import hashlib
 import http.client
 import json
+import math
 import re
 import select
 import signal
@@ -102,6 +125,16 @@ TRANSLATION_FIELDS = {"file", "model", "prompt", "response_format",
                       "temperature"}
 # Of the spec's response formats, the ones this fake can produce.
 AUDIO_FORMATS = {"json", "text"}
+# CreateSpeechRequest's fields (additionalProperties: false) and what this fake makes of them.
+SPEECH_FIELDS = {"model", "input", "instructions", "voice", "response_format",
+                 "speed", "stream_format"}
+SPEECH_FORMATS = {"wav", "pcm"}
+SPEECH_MAX_INPUT = 4096
+SPEECH_RATE = 24000        # OpenAI's pcm: s16le mono 24 kHz
+SPEECH_MS_PER_CHAR = 60    # default audio length per input character
+SPEECH_PIECE_MS = 100      # streamed in pieces this long
+SPEECH_DEFAULTS = {"ms_per_char": SPEECH_MS_PER_CHAR, "delay_ms": 0,
+                   "missing": False, "hold": False}
 
 # Checked in this order; the first tag found in the question wins.
 TAGS = (
@@ -391,6 +424,50 @@ def check_wav(data):
     fail("no data chunk" if fmt else "no fmt chunk")
 
 
+def check_speech(raw):
+    """A CreateSpeechRequest this fake answers, or BadRequest naming what
+    is wrong."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise BadRequest("We could not parse the JSON body of your request.")
+    for name in body:
+        if name not in SPEECH_FIELDS:
+            raise BadRequest(
+                f"Unrecognized request argument supplied: {name}", name)
+    for name in ("model", "input", "voice"):
+        if not isinstance(body.get(name), str) or not body[name]:
+            raise BadRequest(f"Missing required parameter: '{name}'.", name)
+    if len(body["input"]) > SPEECH_MAX_INPUT:
+        raise BadRequest(f"input is longer than {SPEECH_MAX_INPUT} "
+                         "characters.", "input")
+    if body.get("response_format", "wav") not in SPEECH_FORMATS:
+        raise BadRequest(f"response_format {body['response_format']!r} is "
+                         "not made here (use wav or pcm).", "response_format")
+    speed = body.get("speed", 1)
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) \
+            or not 0.25 <= speed <= 4:
+        raise BadRequest("speed must be a number from 0.25 to 4.", "speed")
+    return body
+
+
+def tone(seconds, hz=440):
+    """s16le mono at SPEECH_RATE: a sine at a third of full scale."""
+    count = int(seconds * SPEECH_RATE)
+    return b"".join(struct.pack("<h", int(10000 * math.sin(
+        2 * math.pi * hz * n / SPEECH_RATE))) for n in range(count))
+
+
+def streamed_wav_header():
+    """A WAV header as streaming servers write it: sizes not yet known."""
+    fmt = struct.pack("<HHIIHH", 1, 1, SPEECH_RATE, SPEECH_RATE * 2, 2, 16)
+    return (b"RIFF" + struct.pack("<I", 0xFFFFFFFF) + b"WAVEfmt "
+            + struct.pack("<I", len(fmt)) + fmt + b"data"
+            + struct.pack("<I", 0xFFFFFFFF))
+
+
 class Reply:
     """The successful answer to one chat request, in either wire format."""
 
@@ -473,6 +550,8 @@ class State:
         self.vision = {}       # image sha256 -> answer (POST /_vision)
         self.stalls = set()    # wake-up Events of requests held by [stall]
         self.stopping = threading.Event()
+        self.speech = dict(SPEECH_DEFAULTS)  # POST /_speech
+        self.speech_release = threading.Event()
 
     def record(self, entry):
         with self.lock:
@@ -495,6 +574,8 @@ class State:
             self.seen.clear()
             self.vision = {}
             self.transcript = DEFAULT_TRANSCRIPT
+            self.speech = dict(SPEECH_DEFAULTS)
+            self.speech_release.set()  # nothing held stays held
 
     def set_transcript(self, text):
         with self.lock:
@@ -507,6 +588,16 @@ class State:
     def vision_answer(self, sha256):
         with self.lock:
             return self.vision.get(sha256)
+
+    def set_speech(self, settings):
+        with self.lock:
+            self.speech.update(settings)
+            if settings.get("hold"):
+                self.speech_release.clear()
+
+    def get_speech(self):
+        with self.lock:
+            return dict(self.speech)
 
     def get_transcript(self):
         with self.lock:
@@ -533,6 +624,7 @@ class State:
         """Wake every waiting handler so shutdown is not held up by them."""
         with self.lock:
             self.stopping.set()
+            self.speech_release.set()
             for wake in self.stalls:
                 wake.set()
 
@@ -634,6 +726,14 @@ class Handler(BaseHTTPRequestHandler):
             self._audio(raw, translate=False)
         elif method == "POST" and path.endswith("/audio/translations"):
             self._audio(raw, translate=True)
+        elif method == "POST" and path.endswith("/audio/speech"):
+            self._speech(raw)
+        elif method == "POST" and path == "/_speech":
+            self._set_speech(raw)
+        elif method == "POST" and path == "/_speech_release":
+            self.state.speech_release.set()
+            self.send_response(204)
+            self.end_headers()
         elif method == "POST" and path == "/_transcript":
             self._set_transcript(raw)
         elif method == "POST" and path == "/_vision":
@@ -879,6 +979,84 @@ class Handler(BaseHTTPRequestHandler):
         rate, channels, bits, seconds = check_wav(content)
         entry.update(duration_s=seconds, wav_rate=rate,
                      wav_channels=channels, wav_bits=bits)
+
+    # ---- text to speech ---------------------------------------------------
+
+    def _speech(self, raw):
+        entry = {"path": self.path, "headers": self._lower_headers(),
+                 "t_arrival": self.arrived}
+        self.entry = entry
+        settings = self.state.get_speech()
+        if settings["missing"]:
+            self.state.record(dict(entry, rejected="no speech endpoint"))
+            self._send_json(404, error_body(
+                f"Unknown request URL: POST {self.path}.",
+                "invalid_request_error", code="unknown_url"))
+            return
+        try:
+            body = check_speech(raw)
+        except BadRequest as error:
+            self._refuse(entry, error)
+            return
+        entry["body"] = body
+        self.state.record(entry)
+        text = body["input"]
+        tag = find_tag(text)
+        if self._send_tagged_error(tag, f"speech: {text}"):
+            return
+        if tag == "[stall]":
+            self._stall()
+            return
+        if settings["delay_ms"] and self.state.stopping.wait(
+                settings["delay_ms"] / 1000):
+            self.close_connection = True
+            return
+        audio = tone(len(text) * settings["ms_per_char"]
+                     / body.get("speed", 1) / 1000)
+        wav = body.get("response_format", "wav") == "wav"
+        if wav:
+            audio = streamed_wav_header() + audio
+        self.send_response(200)
+        self.send_header("Content-Type", "audio/wav" if wav else "audio/pcm")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        piece = SPEECH_RATE * 2 * SPEECH_PIECE_MS // 1000
+        pieces = [audio[i:i + piece] for i in range(0, len(audio), piece)]
+        if tag == "[midstream]":
+            pieces = pieces[:max(1, len(pieces) // 2)]
+        with self.state.lock:
+            entry["audio_bytes"] = len(audio)
+        for i, data in enumerate(pieces):
+            if i == 1 and settings["hold"]:
+                self.state.speech_release.wait(STALL_SECONDS)
+                if self.state.stopping.is_set():
+                    self.close_connection = True
+                    return
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+            self.state.stamp(entry, "t_pieces")
+        if tag == "[midstream]":
+            self.close_connection = True  # no closing chunk: a body cut short
+            return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _set_speech(self, raw):
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or any(
+                key not in SPEECH_DEFAULTS
+                or type(value) is not type(SPEECH_DEFAULTS[key])
+                for key, value in body.items()):
+            self._send_json(400, error_body(
+                "Expected a JSON body with any of " + to_json(SPEECH_DEFAULTS)
+                + ".", "invalid_request_error"))
+            return
+        self.state.set_speech(body)
+        self.send_response(204)
+        self.end_headers()
 
     def _set_vision(self, raw):
         try:
@@ -1204,6 +1382,33 @@ def self_test():
         failures.append(f"whole tool call: {data[:300]!r}")
     if "tool_call" in server.state.snapshot()[-3] or server.state.snapshot()[-1].get("tool_call") != "list":
         failures.append("tool_call in the log")
+
+    def speech(**fields):
+        return to_json(dict({"model": "tts-1", "voice": "alloy"}, **fields)).encode()
+
+    status, data = call("/v1/audio/speech", speech(input="hello", response_format="pcm"))
+    if status != 200 or len(data) != 5 * SPEECH_MS_PER_CHAR * SPEECH_RATE * 2 // 1000:
+        failures.append(f"pcm speech: HTTP {status}, {len(data)} bytes")
+    status, data = call("/v1/audio/speech", speech(input="hello", speed=2))
+    if status != 200 or data[:4] != b"RIFF" or data[40:44] != b"\xff" * 4 \
+            or len(data) != 44 + 5 * SPEECH_MS_PER_CHAR * SPEECH_RATE // 1000:
+        failures.append(f"wav speech: HTTP {status}, {data[:44]!r}")
+    for what, body, error in [
+        ("mp3", speech(input="hi", response_format="mp3"), "not made here"),
+        ("no input", speech(), "'input'"),
+        ("long input", speech(input="x" * 4097), "longer than"),
+        ("slow", speech(input="hi", speed=0.1), "speed"),
+        ("extra", speech(input="hi", volume=3), "volume"),
+    ]:
+        expect(what, 400, "/v1/audio/speech", body, error=error)
+    call("/_speech", b'{"delay_ms": 200}')
+    started = time.monotonic()
+    status, _ = call("/v1/audio/speech", speech(input="hi"))
+    if status != 200 or time.monotonic() - started < 0.2:
+        failures.append(f"speech delay: HTTP {status} after {time.monotonic() - started:.3f} s")
+    call("/_speech", b'{"delay_ms": 0, "missing": true}')
+    expect("no speech endpoint", 404, "/v1/audio/speech", speech(input="hi"))
+    expect("bad speech settings", 400, "/_speech", b'{"missing": 1}')
 
     server.shutdown()
     server.server_close()

@@ -156,6 +156,11 @@ struct EmbeddedBackendTests {
                     let speechPort = try #require(
                         speechLine.split(separator: " ").compactMap { EmbeddedBackend.port(of: String($0)) }.first, "\(speechLine)")
                     #expect(await EmbeddedBackend.listening(port: speechPort))
+                    // Spoken answers come from the same speech server's espeak-ng, and glassd took that config.
+                    #expect(
+                        config.contains(
+                            "[speech_out]\nbase_url = \"http://127.0.0.1:\(speechPort)/v1\"\nmodel = \"espeak-ng\"\nembedded = true\n"),
+                        "\(config)")
 
                     kill(run.pid, SIGINT)
                     // Its stdout ends as Scripts/run exits, which it does only after waiting for

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 @testable import AssistantEngine
+import Audio
 import Foundation
 import HTTPKit
 import Testing
 
-/// The embedded speech server (Scripts/speech_server.py: Whisper tiny.en on faster-whisper) on its
-/// own, through glassd's own transcription client and raw requests over libcurl, with speech
-/// spoken by espeak-ng.
+/// The embedded speech server (Scripts/speech_server.py: Whisper tiny.en on faster-whisper, and
+/// espeak-ng for /v1/audio/speech) on its own, through glassd's own transcription and speech
+/// clients and raw requests over libcurl, with speech spoken by espeak-ng.
 @Suite("The embedded speech server", .timeLimit(.minutes(5)), .enabled(if: EmbeddedBackend.ready, "the embedded backend is not set up"))
 struct SpeechServerTests {
     /// espeak-ng saying `text`, as a WAV file's bytes.
@@ -29,6 +30,30 @@ struct SpeechServerTests {
         return (response.status, response.headers["content-type"] ?? "", body)
     }
 
+    /// POSTs JSON to `url` + /audio/speech: (status, content type, body).
+    private func speech(_ url: String, _ json: String) async throws -> (Int, String, [UInt8]) {
+        let response = try await CurlHTTPTransport().send(
+            HTTPRequest(
+                url: url + "/audio/speech", headers: [("Content-Type", "application/json")], body: Array(json.utf8),
+                timeout: .seconds(60)))
+        var body: [UInt8] = []
+        for try await chunk in response.body { body += chunk }
+        return (response.status, response.headers["content-type"] ?? "", body)
+    }
+
+    private func allBytes(_ client: SpeechClient, _ text: String) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await chunk in try await client.speak(text) { bytes += chunk }
+        return bytes
+    }
+
+    private func get(_ url: String) async throws -> [UInt8] {
+        let response = try await CurlHTTPTransport().send(HTTPRequest(method: "GET", url: url, timeout: .seconds(10)))
+        var body: [UInt8] = []
+        for try await chunk in response.body { body += chunk }
+        return body
+    }
+
     private func json(_ bytes: [UInt8]) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
     }
@@ -40,6 +65,8 @@ struct SpeechServerTests {
             let other = try await spoken("how far away is the moon", in: world.directory)
             try await EmbeddedBackend.withSpeech(in: world.directory) { _, url, model in
                 #expect(model == "whisper-tiny.en")
+                let models = try await get(url + "/models")
+                #expect((json(models)["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [model, "espeak-ng"])
                 let client = TranscriptionClient(
                     config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60)),
                     transport: try CurlHTTPTransport())
@@ -77,6 +104,78 @@ struct SpeechServerTests {
                 async let second = client.transcribe(wav: other, task: .transcribe)
                 let (a, b) = try await (first, second)
                 #expect(a.lowercased().contains("france") && b.lowercased().contains("moon"), "\(a) | \(b)")
+            }
+        }
+    }
+
+    @Test("espeak-ng speaks: WAV and pcm decode to 16 kHz speech as long as the text; bad requests are 400 in OpenAI's error shape; a transcription and a speech at once are both answered")
+    func speaks() async throws {
+        try await World.with { world in
+            let question = try await spoken("what is the capital of france", in: world.directory)
+            try await EmbeddedBackend.withSpeech(in: world.directory) { _, url, model in
+                // About 15 words: espeak-ng says 175 words a minute, so some 5 s.
+                let sentence = "The capital of France is Paris, a city on the river Seine with two million people."
+                func client(_ format: SpeechServerConfig.Format) throws -> SpeechClient {
+                    SpeechClient(
+                        config: SpeechServerConfig(baseURL: url, model: "espeak-ng", voice: "alloy", format: format, apiKey: nil, timeout: .seconds(60)),
+                        transport: try CurlHTTPTransport())
+                }
+                var lengths: [Int] = []
+                for (format, input) in [(SpeechServerConfig.Format.wav, SpeechAudio.Input.wav), (.pcm, .pcm(rate: 24_000))] {
+                    let clock = ContinuousClock()
+                    let asked = clock.now
+                    let stream = try await client(format).speak(sentence)
+                    let first = clock.now - asked
+                    var audio = try SpeechAudio(input)
+                    var samples: [Int16] = []
+                    for try await chunk in stream { samples += try audio.feed(chunk) }
+                    samples += try audio.finish()
+                    let last = clock.now - asked
+                    print("speech \(format): first byte after \(first), last after \(last), \(samples.count) samples at 16 kHz")
+                    let seconds = Double(samples.count) / 16_000
+                    #expect(seconds > 3 && seconds < 9, "\(format): \(seconds) s for 15 words")
+                    // Speech, not silence: some samples are loud.
+                    #expect(samples.contains { abs(Int($0)) > 3_000 })
+                    lengths.append(samples.count)
+                }
+                // The same speech both ways (24 kHz pcm is espeak-ng's 22,050 Hz, interpolated).
+                #expect(abs(lengths[0] - lengths[1]) < 16_000 / 50, "\(lengths)")
+
+                // A voice of espeak-ng's own; speed 2 is about half as long.
+                let (fast, fastType, fastBody) = try await speech(
+                    url, #"{"model":"espeak-ng","input":"Guten Tag, wie geht es dir heute?","voice":"de","speed":2}"#)
+                let (slow, _, slowBody) = try await speech(
+                    url, #"{"model":"espeak-ng","input":"Guten Tag, wie geht es dir heute?","voice":"de"}"#)
+                #expect(fast == 200 && slow == 200 && fastType == "audio/wav")
+                #expect(fastBody.count < slowBody.count * 3 / 4, "\(fastBody.count) vs \(slowBody.count)")
+
+                for (body, param) in [
+                    (#"{"model":"m","input":"hi","voice":"alloy","response_format":"mp3"}"#, "response_format"),
+                    (#"{"model":"m","input":"hi","voice":"zz-nonexistent"}"#, "voice"),
+                    (#"{"model":"m","input":"hi","voice":"--help"}"#, "voice"),
+                    (#"{"model":"m","input":"","voice":"alloy"}"#, "input"),
+                    (#"{"model":"m","input":"\ud800 a lone surrogate","voice":"alloy"}"#, "input"),
+                    (#"{"model":"m","input":"\#(String(repeating: "a", count: 4097))","voice":"alloy"}"#, "input"),
+                    (#"{"model":"m","input":"hi","voice":"alloy","speed":9}"#, "speed"),
+                    (#"{"model":"m","input":"hi","voice":"alloy","volume":3}"#, "volume"),
+                    (#"{"input":"hi","voice":"alloy"}"#, "model"),
+                ] {
+                    let (status, type, answer) = try await speech(url, body)
+                    let error = json(answer)["error"] as? [String: Any] ?? [:]
+                    #expect(status == 400 && type == "application/json", "\(param): \(String(decoding: answer, as: UTF8.self))")
+                    #expect(error["message"] is String && error["type"] as? String == "invalid_request_error" && error["param"] as? String == param, "\(error)")
+                }
+
+                // A transcription and a speech at once: each has its own turn, both are answered.
+                let transcriber = TranscriptionClient(
+                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60)),
+                    transport: try CurlHTTPTransport())
+                let speaker = try client(.wav)
+                async let heard = transcriber.transcribe(wav: question, task: .transcribe)
+                async let said = allBytes(speaker, sentence)
+                let (text, audio) = try await (heard, said)
+                #expect(text.lowercased().contains("france"), "\(text)")
+                #expect(audio.count > 44 + 3 * 22_050 * 2)
             }
         }
     }

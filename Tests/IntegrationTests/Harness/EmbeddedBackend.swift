@@ -24,6 +24,8 @@ enum EmbeddedBackend {
         var model = ""
         var speechURL = ""
         var speechModel = ""
+        var speechOutURL = ""
+        var speechOutModel = ""
     }
 
     /// Runs the servers (their logs in `directory`) until `body` ends; `body` gets the chat
@@ -52,6 +54,8 @@ enum EmbeddedBackend {
                 case "GLASSD_MODEL": servers.model = pair[1]
                 case "GLASSD_TRANSCRIPTION_URL": servers.speechURL = pair[1]
                 case "GLASSD_TRANSCRIPTION_MODEL": servers.speechModel = pair[1]
+                case "GLASSD_SPEECH_OUT_URL": servers.speechOutURL = pair[1]
+                case "GLASSD_SPEECH_OUT_MODEL": servers.speechOutModel = pair[1]
                 default: break
                 }
             }
@@ -72,7 +76,8 @@ enum EmbeddedBackend {
             venv + "/bin/python", [Paths.root + "/Scripts/speech_server.py"], log: directory + "/speech.log", firstLine: true
         ) { process, line in
             let words = line.split(separator: " ").map(String.init)
-            guard words.count == 3, words[0] == "READY" else {
+            // READY URL TRANSCRIPTION-MODEL SPEECH-MODEL
+            guard words.count == 4, words[0] == "READY" else {
                 let log = (try? String(contentsOfFile: directory + "/speech.log", encoding: .utf8)) ?? ""
                 throw TestFailure("the speech server did not start (\(line)):\n" + log)
             }
