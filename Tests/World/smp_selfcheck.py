@@ -287,9 +287,9 @@ async def run(tmp):
         check(s0["version"] == "0.8.8" and s0["active"] and not s0["confirmed"], f"0.8.8 runs, unconfirmed ({s0})")
         check(s1["version"] == "0.8.7" and s1["confirmed"], f"0.8.7 waits in slot 1 to revert to ({s1})")
         check(await host.lua("print(frame.FIRMWARE_VERSION)") == "0.8.8", "Lua: FIRMWARE_VERSION 0.8.8")
-        _, rsp = await host.smp(2, 1, 0, {"confirm": True})
+        _, rsp = await host.smp(2, 1, 0, {"hash": bytes.fromhex(img["hash"]), "confirm": True})
         check(slot(rsp["images"], 0)["confirmed"] and not slot(rsp["images"], 1)["confirmed"],
-              "confirm without hash: the running image is confirmed")
+              "confirm with the running image's hash: it is confirmed")
         check((await host.slots())["swap_type"] == "none", "nothing happens at the next reset")
 
     async def refused_and_reverted():
@@ -348,6 +348,8 @@ async def run(tmp):
         check(s0["version"] == "0.8.8" and s0["confirmed"] and s1["version"] == "0.9.0" and not s1["pending"],
               "0.9.0 did not boot: 0.8.8 runs, confirmed; 0.9.0 sits in slot 1")
         check(await host.lua("print(frame.FIRMWARE_VERSION)") == "0.8.8", "Lua: 0.8.8")
+        _, rsp = await host.smp(2, 1, 0, {"confirm": True})
+        check(slot(rsp["images"], 0)["confirmed"], "confirm without hash: the running image (already confirmed)")
 
     async def silent():
         img = images["0.9.1"]

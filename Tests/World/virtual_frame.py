@@ -528,6 +528,7 @@ class Frame:
         self.mic.stop()
         self.note({"mode": "rebooting", "why": why})
         await self.disconnect_centrals()
+        self.smp_char.stop()
         await self.unregister()
         await asyncio.sleep(self.reset_seconds)
         if self.mode == "rebooting" and not self.stopping:
