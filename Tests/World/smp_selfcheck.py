@@ -3,7 +3,8 @@
 #
 # smp_selfcheck: end-to-end check of the virtual Halo's MCUmgr server (virtual_frame.py --halo,
 # vsmp.py) on bzworld.py, with a dbus-fast central on hci0 acting as an SMP client (cbor2) and
-# images made by imgtool (make_mcuboot_image.py): echo and parameters; a full upload, test,
+# images made by imgtool (make_mcuboot_image.py): random garbage into the server (well-formed
+# answers, no exception); echo and parameters; a full upload, test,
 # reset, back with the new version (SMP and Lua), confirm; an upload refused while the running
 # image is an unconfirmed test, which the next reset reverts; a link drop mid-upload and the
 # resume from the held offset (no second data at offset 0); an image that does not boot; an
@@ -20,12 +21,16 @@ import sys
 import tempfile
 import time
 
+import collections
+import random
+
 import cbor2
 from dbus_fast import BusType, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 import frame_selfcheck as fc    # beside this file: Agent, check, start, step, the results
 from frame_selfcheck import DBusFail, Failed, check
+import vsmp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
@@ -184,6 +189,45 @@ class Host:
         booted = await self.signal("Booted")
         check(booted == version, f"back with {booted} (expected {version})")
         await self.connect()
+
+
+class GarbageDevice:
+    """What vsmp.SmpServer needs of a device, without BLE."""
+
+    def __init__(self, folder):
+        self.mcuboot = vsmp.Mcuboot(folder, "0.8.7", collections.Counter())
+
+    def reset_requested(self):
+        self.mcuboot.boot()
+
+    def smp_held(self, n):
+        pass
+
+
+async def garbage(tmp):
+    """Random bytes and random well-framed requests of mistyped fields into the server itself:
+    every answer is one whole SMP frame with a CBOR map, and nothing raises."""
+    rnd = random.Random(31)
+    device = GarbageDevice(os.path.join(tmp, "garbage-slots"))
+    server = vsmp.SmpServer(device)
+    keys = ("off", "len", "data", "sha", "image", "upgrade", "hash", "confirm", "d", "slot", "force")
+    values = (0, 1, -1, 2 ** 40, 1.5, None, True, "x", [1], {"a": 1}, b"", bytes(32),
+              bytes.fromhex("3db8f396") + bytes(40))
+    answers = 0
+    for i in range(6000):
+        if rnd.random() < 0.3:
+            frame = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 40)))
+        else:
+            payload = cbor2.dumps({rnd.choice(keys): rnd.choice(values) for _ in range(rnd.randrange(4))})
+            frame = bytes([rnd.choice((0, 1, 8, 10, 16)), 0]) + len(payload).to_bytes(2, "big") \
+                + rnd.choice((0, 1, 9)).to_bytes(2, "big") + bytes([i % 256, rnd.choice((0, 1, 5, 6, 7))]) + payload
+        for rsp in server.feed(frame):
+            if len(rsp) != 8 + int.from_bytes(rsp[2:4], "big") or not isinstance(cbor2.loads(rsp[8:]), dict):
+                raise Failed(f"a malformed answer to {frame.hex()}: {rsp.hex()}")
+            answers += 1
+        if rnd.random() < 0.02:
+            server.lost()       # a link drop: a half-received request is gone
+    check(answers > 1000, f"6000 random writes: {answers} well-formed answers, no exception")
 
 
 def make_image(tmp, version, size=30000):
@@ -395,13 +439,14 @@ async def run(tmp):
         _, rsp2 = await host.smp(2, 1, 1, {"off": rsp["off"] + 100, "data": data[:CHUNK]})
         check(rsp2 == {"off": CHUNK}, f"data at a wrong offset: answered the offset wanted {rsp2}")
 
-    for name, coro in (("pair, SMP and audio characteristics", pair), ("echo, parameters, state", basics),
+    for name, coro in (("garbage in, well-formed answers out", garbage(tmp)),
+                       ("pair, SMP and audio characteristics", pair), ("echo, parameters, state", basics),
                        ("upload, test, reset, confirm", update),
                        ("refused while unconfirmed, reverted at reset", refused_and_reverted),
                        ("link drop mid-upload, resume", drop_and_resume), ("image that does not boot", does_not_boot),
                        ("image whose Lua is silent", silent), ("self-confirming firmware", self_confirm),
                        ("errors in v1 and v2", errors)):
-        await fc.step(name, coro())
+        await fc.step(name, coro if asyncio.iscoroutine(coro) else coro())
     bus.disconnect()
 
 
