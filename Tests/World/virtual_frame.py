@@ -34,7 +34,7 @@ from collections import Counter, deque
 
 from worldloop import run_until_signalled  # beside this file
 import gatt_objects  # beside this file
-import linkdrops  # beside this file (vdfu asks whether a drop is under way; never here)
+import linkdrops  # beside this file: drops at points of the device's own progress (DropLinks)
 import linktiming  # beside this file (vdfu needs a link model; it stays off here)
 import vdfu  # beside this file: the bootloader
 import vsmp  # beside this file: the Halo's MCUmgr server and MCUboot slots
@@ -632,12 +632,12 @@ class Frame:
             await self.dfu.down()
         self.mode = "app"
         self.stats["power_ons"] += 1
-        self.boot_halo()
+        self.boot()
         self.vm.reset()
         self.note({"mode": "app"})
         self.schedule_register()
 
-    def boot_halo(self):
+    def boot(self):
         """A boot (signal Booted once registered); on a Halo MCUboot runs first, before the app
         (and its Lua) starts."""
         self.booted = True
@@ -806,7 +806,7 @@ class Frame:
             self.vm.power_off()
         else:
             self.dfu.state.finish()
-            self.boot_halo()
+            self.boot()
             self.vm.reset()         # power-on: main.lua runs
         name = f"org.glassd.test.VirtualFrame.{self.adapter_name}"
         try:
