@@ -8,7 +8,8 @@
 # reset, back with the new version (SMP and Lua), confirm; an upload refused while the running
 # image is an unconfirmed test, which the next reset reverts; a link drop mid-upload and the
 # resume from the held offset (no second data at offset 0); an image that does not boot; an
-# image whose Lua stays silent; self-confirming firmware; errors in SMP v1 and v2.
+# image whose Lua stays silent; self-confirming firmware; a permanent swap; errors in SMP v1
+# and v2.
 #   .venv/bin/python Tests/World/smp_selfcheck.py [-v]        (about 20 s)
 # Exit status 0 when every check passed; a summary with timings at the end.
 import asyncio
@@ -423,6 +424,19 @@ async def run(tmp):
         await host.vf("SetSelfConfirm", "b", [False])
         await host.reset_to("0.9.2")
 
+    async def permanent():
+        img = images["0.9.1"]       # uploaded again: a new file for slot 1, of normal behaviour
+        await host.upload(img)
+        _, rsp = await host.smp(2, 1, 0, {"hash": bytes.fromhex(img["hash"]), "confirm": True})
+        s1 = slot(rsp["images"], 1)
+        check(s1["pending"] and s1["permanent"], "confirm with slot 1's hash: pending, permanent")
+        _, rsp = await host.smp(2, 1, 0, {"confirm": True})
+        check(rsp == {"err": {"group": 1, "rc": 28}}, f"confirming the running one meanwhile: err 28 {rsp}")
+        await host.reset_to("0.9.1")
+        images_now = await host.state()
+        check(slot(images_now, 0)["confirmed"] and not slot(images_now, 1)["confirmed"],
+              "0.9.1 runs confirmed; nothing to revert to")
+
     async def errors():
         _, rsp = await host.smp(2, 1, 0, {"confirm": False}, version=0)
         check(rsp == {"rc": 3}, f"test without hash, v1: rc 3 {rsp}")
@@ -445,6 +459,7 @@ async def run(tmp):
                        ("refused while unconfirmed, reverted at reset", refused_and_reverted),
                        ("link drop mid-upload, resume", drop_and_resume), ("image that does not boot", does_not_boot),
                        ("image whose Lua is silent", silent), ("self-confirming firmware", self_confirm),
+                       ("permanent swap", permanent),
                        ("errors in v1 and v2", errors)):
         await fc.step(name, coro if asyncio.iscoroutine(coro) else coro())
     bus.disconnect()
