@@ -4,13 +4,12 @@
 # smp_selfcheck: end-to-end check of the virtual Halo's MCUmgr server (virtual_frame.py --halo,
 # vsmp.py) on bzworld.py, with a dbus-fast central on hci0 acting as an SMP client (cbor2) and
 # images made by imgtool (make_mcuboot_image.py): random garbage into the server (well-formed
-# answers, no exception); echo and parameters; a full upload, test,
-# reset, back with the new version (SMP and Lua), confirm; an upload refused while the running
-# image is an unconfirmed test, which the next reset reverts; a link drop mid-upload and the
-# resume from the held offset (no second data at offset 0); an image that does not boot; an
-# image whose Lua stays silent; self-confirming firmware; a permanent swap; errors in SMP v1
-# and v2.
-#   .venv/bin/python Tests/World/smp_selfcheck.py [-v]        (about 20 s)
+# answers, no exception); echo and parameters; a full upload, test, reset, back with the new
+# version (SMP and Lua), confirm; an upload refused while the running image is an unconfirmed
+# test, which the next reset reverts; a link drop mid-upload and the resume from the held
+# offset (no second data at offset 0); an image that does not boot; an image whose Lua stays
+# silent; self-confirming firmware; a permanent swap; errors in SMP v1 and v2.
+#   .venv/bin/python Tests/World/smp_selfcheck.py [-v]        (about 25 s)
 # Exit status 0 when every check passed; a summary with timings at the end.
 import asyncio
 import json
