@@ -30,6 +30,7 @@ from dbus_fast.aio import MessageBus
 
 import frame_selfcheck as fc    # beside this file: Agent, check, start, step, the results
 from frame_selfcheck import DBusFail, Failed, check
+import vmcuboot
 import vsmp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -195,9 +196,11 @@ class GarbageDevice:
     """What vsmp.SmpServer needs of a device, without BLE."""
 
     def __init__(self, folder):
-        self.mcuboot = vsmp.Mcuboot(folder, "0.8.7", collections.Counter())
+        self.mcuboot = vmcuboot.Mcuboot(folder, "0.8.7", collections.Counter())
+        self.server = None
 
     def reset_requested(self):
+        self.server.booted()
         self.mcuboot.boot()
 
     def smp_held(self, n):
@@ -209,7 +212,7 @@ async def garbage(tmp):
     every answer is one whole SMP frame with a CBOR map, and nothing raises."""
     rnd = random.Random(31)
     device = GarbageDevice(os.path.join(tmp, "garbage-slots"))
-    server = vsmp.SmpServer(device)
+    server = device.server = vsmp.SmpServer(device, device.mcuboot)
     keys = ("off", "len", "data", "sha", "image", "upgrade", "hash", "confirm", "d", "slot", "force")
     values = (0, 1, -1, 2 ** 40, 1.5, None, True, "x", [1], {"a": 1}, b"", bytes(32),
               bytes.fromhex("3db8f396") + bytes(40))

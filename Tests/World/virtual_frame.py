@@ -6,8 +6,8 @@
 # A BLE peripheral made only with the standard BlueZ peripheral API, like virtual_monocle.py.
 # GATT (frame-protocol.md): service 7a230001-…, RX 7a230002-… (write, write without response),
 # TX 7a230003-… (notify); --halo adds the speaker audio characteristic 7a230005-… (write, write
-# without response; counted, not played yet) and the MCUmgr SMP service 8d53dc1d-… (vsmp.py:
-# MCUboot slots, upload, test, confirm, reset). Advertised by service UUID with the name
+# without response; counted, not played yet) and the MCUmgr SMP service 8d53dc1d-… (vsmp.py
+# over vmcuboot.py's slots: upload, test, confirm, reset). Advertised by service UUID with the name
 # "Frame XX" (XX: the adapter address's last byte).
 #
 # Bonding is required: until both sides hold the bond (vframe/bond.py), writes with response and
@@ -37,7 +37,8 @@ import gatt_objects  # beside this file
 import linkdrops  # beside this file: drops at points of the device's own progress (DropLinks)
 import linktiming  # beside this file (vdfu needs a link model; it stays off here)
 import vdfu  # beside this file: the bootloader
-import vsmp  # beside this file: the Halo's MCUmgr server and MCUboot slots
+import vmcuboot  # beside this file: the Halo's MCUboot slots
+import vsmp  # beside this file: the Halo's MCUmgr (SMP) server
 from vframe import devices
 from vframe.bond import BondCheck
 from vframe.lua_vm import LuaVM
@@ -274,7 +275,8 @@ class Control(ServiceInterface):
     def SlotState(self) -> "s":
         """JSON: the slots (version, hash, flags, behaviour), swap type, upload in progress,
         counters (smp_*, boot_*), what the last boots did."""
-        return json.dumps(self._halo().describe())
+        self._halo()
+        return json.dumps(self.vf.smp.describe())
 
     @method()
     def FailNextBoot(self, how: "s"):
@@ -432,10 +434,11 @@ class Frame:
         self.reset_seconds = args.smp_reset_seconds
         self.booted = False          # a boot waits for its registration (signal Booted)
         if self.halo:
-            self.mcuboot = vsmp.Mcuboot(os.path.join(args.fs, devices.HIDDEN, "mcuboot"), self.version,
-                                        self.stats, args.smp_slot_size)
+            self.mcuboot = vmcuboot.Mcuboot(os.path.join(args.fs, devices.HIDDEN, "mcuboot"), self.version,
+                                            self.stats, args.smp_slot_size)
             self.mcuboot.self_confirm = args.self_confirm
-            self.smp = vsmp.SmpServer(self, args.smp_buf_size, args.smp_buf_count, args.smp_legacy_rc)
+            self.smp = vsmp.SmpServer(self, self.mcuboot, args.smp_buf_size, args.smp_buf_count,
+                                      args.smp_legacy_rc)
         boot_dir = os.path.join(args.fs, devices.HIDDEN)
         os.makedirs(boot_dir, exist_ok=True)
         self.dfu = Bootloader(self, ROOT, dfu_adapter_of(args.adapter), boot_dir, self.stats,
@@ -642,6 +645,7 @@ class Frame:
         (and its Lua) starts."""
         self.booted = True
         if self.halo:
+            self.smp.booted()
             self.note({"mcuboot": self.mcuboot.boot()})
 
     async def reset_bond(self):
@@ -887,7 +891,7 @@ def main() -> int:
         args.firmware_version = "0.8.7" if args.halo else "v25.080.0838"
     if args.halo:
         try:
-            vsmp.parse_version(args.firmware_version)
+            vmcuboot.parse_version(args.firmware_version)
         except ValueError as e:
             parser.error(f"--firmware-version: {e}")
         if args.smp_buf_size < 64:
