@@ -94,6 +94,7 @@ class Host:
         self.bus = bus
         self.tx_path = self.rx_path = None
         self.inbox = asyncio.Queue()     # notifications on TX
+        self.booted = asyncio.Queue()    # VirtualFrame1.Booted: registered and advertising again
         bus.add_message_handler(self.on_message)
 
     async def call(self, dest, path, iface, member, sig="", body=()):
@@ -114,6 +115,8 @@ class Host:
         return (await self.bluez(path, "org.freedesktop.DBus.Properties", "Get", "ss", [iface, name]))[0].value
 
     def on_message(self, msg):
+        if msg.message_type == MessageType.SIGNAL and msg.path == VF_PATH and msg.member == "Booted":
+            self.booted.put_nowait(msg.body[0])
         if (msg.message_type == MessageType.SIGNAL and msg.member == "PropertiesChanged"
                 and msg.path == self.tx_path and "Value" in msg.body[1]):
             self.inbox.put_nowait(bytes(msg.body[1]["Value"].value))
@@ -125,6 +128,17 @@ class Host:
                 return
             await asyncio.sleep(0.05)
         raise Failed(f"timed out waiting for {what}")
+
+    async def boot_by(self, member, timeout=5.0):
+        """Calls `member` on the Frame and waits for the Booted signal it causes: the Frame
+        registered and advertises again (an earlier boot's signal is dropped first)."""
+        while not self.booted.empty():
+            self.booted.get_nowait()
+        await self.vf(member)
+        try:
+            await asyncio.wait_for(self.booted.get(), timeout)
+        except asyncio.TimeoutError:
+            raise Failed(f"no Booted signal within {timeout} s of {member}()")
 
     async def find_chars(self):
         objects = (await self.bluez("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))[0]
@@ -236,7 +250,8 @@ async def step(name, coro):
 async def run(tmp, procs):
     bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
     host = Host(bus)
-    for rule in ("type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties'",):
+    for rule in ("type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties'",
+                 f"type='signal',interface='{VF_IFACE}',member='Booted'"):
         await host.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                         "AddMatch", "s", [rule])
     fs = os.path.join(tmp, "flash")
@@ -422,8 +437,7 @@ async def run(tmp, procs):
         async def down():
             return not await host.prop(DEV, "org.bluez.Device1", "Connected")
         await host.wait_for(down, 3, "Connected=false after PowerOff")
-        await host.vf("PowerOn")
-        await asyncio.sleep(0.3)
+        await host.boot_by("PowerOn")
         await host.connect()
         await host.start_notify()
         # main.lua ran at power-on; its print went nowhere (no host was listening yet)
@@ -461,9 +475,8 @@ async def run(tmp, procs):
             return (await host.vf("Mode"))[0] == "asleep" and \
                 not await host.prop(DEV, "org.bluez.Device1", "Connected")
         await host.wait_for(asleep, 3, "the Frame asleep, link dropped")
-        await host.vf("Tap")
+        await host.boot_by("Tap")
         check((await host.vf("Mode"))[0] == "app", "Tap() wakes it")
-        await asyncio.sleep(0.3)
         await host.connect()
         await host.start_notify()
         await host.control(3)

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# linkdrops: link drops the virtual Monocle makes itself, at points of its own progress
-# (VirtualMonocle1.DropLinks), so that a test drops the link at a given step of an update however
-# late it would have seen that step: a test reacting to signals on a loaded machine finds the
-# device already past it. Test-only.
+# linkdrops: link drops the virtual Monocle (and the virtual Frame/Halo) makes itself, at points
+# of its own progress (VirtualMonocle1.DropLinks, VirtualFrame1.DropLinks), so that a test drops
+# the link at a given step of an update however late it would have seen that step: a test
+# reacting to signals on a loaded machine finds the device already past it. Test-only.
 #
 # Points, in order; each is armed once the one before has dropped the link:
 #   command       the app's REPL runs a command (what it answered before goes out, nothing after)
 #   serial N      the app has taken in N serial bytes since the point was armed
 #   data N        the same on the data channel
 #   dfu N         the bootloader holds N bytes of the image
+#   smp N         the Halo's SMP server (vsmp.py) holds N bytes of the upload
 #   fpga-erase    the FPGA's flash area was erased
 #   fpga-write N  N bytes were written to the FPGA's flash area since its last erase
 #   fpga-read     the FPGA's flash area is read (as the update verifies it)
@@ -22,8 +23,8 @@ from collections import deque
 
 from dbus_fast import DBusError
 
-KINDS = {"command": False, "serial": True, "data": True, "dfu": True, "fpga-erase": False, "fpga-write": True,
-         "fpga-read": False}     # kind -> takes a count
+KINDS = {"command": False, "serial": True, "data": True, "dfu": True, "smp": True, "fpga-erase": False,
+         "fpga-write": True, "fpga-read": False}     # kind -> takes a count
 
 
 def parse(texts):
@@ -42,16 +43,8 @@ def parse(texts):
     return points
 
 
-class NoDrops:
-    """For a device without DropLinks (the virtual Frame), whose bootloader (vdfu) asks all the same."""
-    dropping = False
-
-    def image_held(self, size):
-        pass
-
-
 class LinkDrops:
-    """`monocle` gives mode, adapter_path, dfu.adapter_path, call() and control."""
+    """`monocle` (or the Frame) gives mode, adapter_path, dfu.adapter_path, call() and control."""
 
     def __init__(self, monocle, warn):
         self.m, self.warn = monocle, warn
@@ -98,6 +91,10 @@ class LinkDrops:
 
     def image_held(self, n):
         if self._head("dfu") and n >= self.points[0][1]:
+            self._reach()
+
+    def smp_held(self, n):
+        if self._head("smp") and n >= self.points[0][1]:
             self._reach()
 
     def fpga_erased(self):

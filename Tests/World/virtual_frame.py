@@ -5,8 +5,10 @@
 #
 # A BLE peripheral made only with the standard BlueZ peripheral API, like virtual_monocle.py.
 # GATT (frame-protocol.md): service 7a230001-…, RX 7a230002-… (write, write without response),
-# TX 7a230003-… (notify); --halo adds the audio characteristic 7a230005-… (notify, never sent
-# on). Advertised by service UUID with the name "Frame XX" (XX: the adapter address's last byte).
+# TX 7a230003-… (notify); --halo adds the speaker audio characteristic 7a230005-… (write, write
+# without response; counted, not played yet) and the MCUmgr SMP service 8d53dc1d-… (vsmp.py
+# over vmcuboot.py's slots: upload, test, confirm, reset). Advertised by service UUID with the name
+# "Frame XX" (XX: the adapter address's last byte).
 #
 # Bonding is required: until both sides hold the bond (vframe/bond.py), writes with response and
 # StartNotify fail with org.bluez.Error.NotPermitted "Not paired" (what BlueZ makes of the ATT
@@ -32,9 +34,11 @@ from collections import Counter, deque
 
 from worldloop import run_until_signalled  # beside this file
 import gatt_objects  # beside this file
-import linkdrops  # beside this file (vdfu asks whether a drop is under way; never here)
+import linkdrops  # beside this file: drops at points of the device's own progress (DropLinks)
 import linktiming  # beside this file (vdfu needs a link model; it stays off here)
 import vdfu  # beside this file: the bootloader
+import vmcuboot  # beside this file: the Halo's MCUboot slots
+import vsmp  # beside this file: the Halo's MCUmgr (SMP) server
 from vframe import devices
 from vframe.speaker import Speaker
 from vframe.bond import BondCheck
@@ -56,6 +60,8 @@ SEND_QUEUE = 4              # frame.bluetooth.send: notifications the SoftDevice
 SEND_DRAIN = 0.002          # s each of them takes to go out
 CALL_TIMEOUT = 10.0
 FINGER_GAP_S = 0.06         # the shortest time between two taps of a finger (the app debounces 40 ms)
+RESET_AFTER_S = 0.25        # Zephyr's MCUMGR_GRP_OS_RESET_MS: the reset answer goes out first
+DROP_KINDS = ("smp", "dfu")  # the link-drop points (linkdrops.py) this device reaches
 
 
 def warn(text):
@@ -71,24 +77,22 @@ class Characteristic(gatt_objects.GattCharacteristic):
         self.vf_task = None
 
     def flags(self):
-        if self.vf_role == "audio":     # Halo's speaker in: written without response
-            return ["write-without-response"]
-        return ["write", "write-without-response"] if self.vf_role == "rx" else ["notify"]
+        return {"rx": ["write", "write-without-response"], "audio": ["write", "write-without-response"],
+                "smp": ["write-without-response", "notify"]}.get(self.vf_role, ["notify"])
 
     def mtu(self):
         return self.vf.mtu
 
     @method()
     async def WriteValue(self, value: "ay", options: "a{sv}"):
-        if self.vf_role not in ("rx", "audio"):
+        if self.vf_role == "tx":
             raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
         self.check_length(value)
-        if self.vf_role == "audio":
-            self.vf.stats["audio_writes"] += 1
-            self.vf.speaker.write(bytes(value))   # a full ring refuses it, silently
-            return
         kind = options.get("type")
-        kind = kind.value if isinstance(kind, Variant) else "request"
+        # BlueZ writes without response to a characteristic that has no "write"
+        kind = kind.value if isinstance(kind, Variant) else ("command" if self.vf_role == "smp" else "request")
+        if self.vf_role == "smp" and kind == "request":
+            raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
         device = options.get("device")
         device = device.value if isinstance(device, Variant) else None
         async with self.vf.gate:        # in order, also when a bond lookup has to wait
@@ -98,11 +102,18 @@ class Characteristic(gatt_objects.GattCharacteristic):
                     raise DBusError("org.bluez.Error.NotPermitted", "Not paired")
                 self.vf.stats["dropped_commands"] += 1
                 return
-            self.vf.on_write(bytes(value), kind)
+            if self.vf_role == "rx":
+                self.vf.on_write(bytes(value), kind)
+            elif self.vf_role == "audio":
+                self.vf.stats["audio_writes"] += 1
+                self.vf.stats["audio_bytes"] += len(value)
+                self.vf.speaker.write(bytes(value))   # a full ring refuses it, silently
+            else:
+                self.vf.on_smp(bytes(value))
 
     @method()
     async def StartNotify(self):
-        if self.vf_role == "rx":
+        if self.vf_role in ("rx", "audio"):
             raise DBusError("org.bluez.Error.NotSupported", "Notify not supported")
         if not await self.vf.bond.encrypted(None):
             self.vf.stats["refused_notify"] += 1
@@ -116,6 +127,8 @@ class Characteristic(gatt_objects.GattCharacteristic):
     def stop(self):
         self.vf_outbox.clear()
         self.set_notifying(False)
+        if self.vf_role == "smp":     # BlueZ stops notify sessions when the link drops
+            self.vf.smp_lost()
 
     def notify(self, data: bytes):
         """Queue data as notifications of at most MTU-3 bytes each (dropped when off)."""
@@ -257,7 +270,75 @@ class Control(ServiceInterface):
     @method()
     def SetFirmwareVersion(self, version: "s"):
         """frame.FIRMWARE_VERSION from the next boot (reset, power-on) on."""
+        if self.vf.halo:
+            raise DBusError("org.glassd.test.Error.Failed",
+                            "a Halo runs the version of its MCUboot image: upload one over SMP")
         self.vf.version = version
+
+    # --- the Halo's MCUboot and SMP server (vsmp.py)
+    def _halo(self):
+        if not self.vf.halo:
+            raise DBusError("org.glassd.test.Error.Failed", "not a Halo (start with --halo)")
+        return self.vf.mcuboot
+
+    @method()
+    def SlotState(self) -> "s":
+        """JSON: the slots (version, hash, flags, behaviour), swap type, upload in progress,
+        counters (smp_*, boot_*), what the last boots did."""
+        self._halo()
+        return json.dumps(self.vf.smp.describe())
+
+    @method()
+    def FailNextBoot(self, how: "s"):
+        """The next image swapped in for a test does not run: "crash" (it faults before it could
+        confirm; MCUboot reverts at once), "invalid" (MCUboot refuses and erases it); "" disarms."""
+        if how not in ("", "crash", "invalid"):
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "how: crash, invalid or empty")
+        self._halo().armed = how or "normal"
+
+    @method()
+    def SilenceNextImage(self, on: "b"):
+        """The next image swapped in boots, but its Lua never answers (SMP still does)."""
+        self._halo().silence_next = on
+
+    @method()
+    def SetSelfConfirm(self, on: "b"):
+        """Halo firmware 0.8.8: each image confirms itself at boot (--self-confirm)."""
+        self._halo().self_confirm = on
+
+    @method()
+    def SetResetDelay(self, seconds: "d"):
+        """How long a reset keeps the Halo away (links down, not advertising)."""
+        if not 0 <= seconds <= 60:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "0 to 60 seconds")
+        self._halo()
+        self.vf.reset_seconds = seconds
+
+    @method()
+    async def DropLinks(self, points: "as"):
+        """Drops the link at each point in turn, in the device's own time (linkdrops.py):
+        `smp N` (the SMP upload holds N bytes), `dfu N` (the bootloader holds N bytes)."""
+        for p in points:
+            if p.strip().partition(" ")[0] not in DROP_KINDS:
+                raise DBusError("org.freedesktop.DBus.Error.InvalidArgs",
+                                f"{p!r}: the virtual Frame drops at {', '.join(k + ' N' for k in DROP_KINDS)}")
+        try:
+            await self.vf.drops.arm(points)
+        except ValueError as e:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", str(e))
+
+    @method()
+    def LinkDrops(self) -> "(asas)":
+        return [list(self.vf.drops.done), self.vf.drops.left()]
+
+    @dbus_signal()
+    def LinkDropped(self, point) -> "s":
+        return point
+
+    @dbus_signal()
+    def Booted(self, version) -> "s":
+        """After a boot (power-on, reset), once registered and advertising again."""
+        return version
 
     @method()
     def SetNextFirmwareVersion(self, version: "s"):
@@ -367,7 +448,16 @@ class Frame:
         self.send_busy = 0
         self.sent_at = deque()      # times of frame.bluetooth.send notifications (Lua thread)
         self.link = linktiming.LinkTiming()
-        self.drops = linkdrops.NoDrops()
+        self.drops = linkdrops.LinkDrops(self, warn)
+        self.mcuboot = self.smp = self.smp_char = None
+        self.reset_seconds = args.smp_reset_seconds
+        self.booted = False          # a boot waits for its registration (signal Booted)
+        if self.halo:
+            self.mcuboot = vmcuboot.Mcuboot(os.path.join(args.fs, devices.HIDDEN, "mcuboot"), self.version,
+                                            self.stats, args.smp_slot_size)
+            self.mcuboot.self_confirm = args.self_confirm
+            self.smp = vsmp.SmpServer(self, self.mcuboot, args.smp_buf_size, args.smp_buf_count,
+                                      args.smp_legacy_rc)
         boot_dir = os.path.join(args.fs, devices.HIDDEN)
         os.makedirs(boot_dir, exist_ok=True)
         self.dfu = Bootloader(self, ROOT, dfu_adapter_of(args.adapter), boot_dir, self.stats,
@@ -383,6 +473,10 @@ class Frame:
         self.bus.export(f"{svc}/char1", self.tx)
         if self.halo:
             self.bus.export(f"{svc}/char2", Characteristic(self, svc, HALO_AUDIO, "audio"))
+            smp_svc = f"{APP_PATH}/service1"
+            self.smp_char = Characteristic(self, smp_svc, vsmp.SMP_CHAR, "smp")
+            self.bus.export(smp_svc, gatt_objects.GattService(vsmp.SMP_SERVICE))
+            self.bus.export(f"{smp_svc}/char0", self.smp_char)
         self.bus.export(ADV_PATH, Advertisement(self))
         self.control = Control(self)
         self.bus.export(f"{ROOT}/{self.adapter_name}", self.control)
@@ -398,6 +492,13 @@ class Frame:
         self.stats["writes"] += 1
         self.note({"rx": value.hex(), "type": kind})
         if self.mode != "app":
+            return
+        if value == b"\x02" and self.halo:          # Halo: reboot (MCUboot runs)
+            self.stats["reboots_requested"] += 1
+            self.loop.create_task(self.reboot("0x02"))
+            return
+        if self.halo and self.mcuboot.silent():
+            self.stats["silent_dropped"] += 1       # this image's Lua never answers
             return
         if value == b"\x03":
             self.stats["breaks"] += 1
@@ -416,13 +517,54 @@ class Frame:
         else:
             self.vm.chunk(value)
 
+    # --- SMP (Halo)
+    def on_smp(self, value):
+        if self.drops.dropping or self.mode != "app":
+            return      # lost with the link that is going
+        self.stats["smp_writes"] += 1
+        for rsp in self.smp.feed(value):
+            self.note({"smp_rx": value.hex()[:64], "smp_tx": rsp.hex()[:64]})
+            if not self.drops.dropping:
+                self.smp_char.notify(rsp)
+
+    def smp_lost(self):
+        if self.smp is not None:
+            self.smp.lost()
+
+    def smp_held(self, n):
+        """vsmp: the upload holds n bytes (linkdrops' `smp N`)."""
+        self.drops.smp_held(n)
+
+    def reset_requested(self):
+        """vsmp: an SMP reset was answered; the device resets a moment later."""
+        self.loop.call_later(RESET_AFTER_S, lambda: self.loop.create_task(self.reboot("smp")))
+
+    async def reboot(self, why):
+        """A reset: links drop, nothing advertises for reset_seconds, then MCUboot and a boot."""
+        if self.mode != "app" or self.stopping:
+            return
+        self.mode = "rebooting"
+        self.stats["reboots"] += 1
+        self.vm.power_off()
+        self.display.clear()
+        self.mic.stop()
+        self.note({"mode": "rebooting", "why": why})
+        await self.disconnect_centrals()
+        self.smp_char.stop()
+        await self.unregister()
+        await asyncio.sleep(self.reset_seconds)
+        if self.mode == "rebooting" and not self.stopping:
+            self.mode = "asleep"        # so that power_on boots
+            await self.power_on()
+
     # --- host functions for the Lua thread (called from it)
     def _in_loop(self, fn, *args):
         self.loop.call_soon_threadsafe(fn, *args)
 
     def output(self, data):
         self.stats["prints"] += 1
-        self._in_loop(self.tx.notify, data)
+        if not (self.halo and self.mcuboot.silent()):
+            self._in_loop(self.tx.notify, data)
 
     def max_length(self):
         return min(self.mtu, 512) - 4
@@ -448,6 +590,8 @@ class Frame:
         return None
 
     def _send_now(self, value):
+        if self.halo and self.mcuboot.silent():
+            return
         self.note({"tx": value.hex()})
         self.tx.notify(value)
 
@@ -455,7 +599,7 @@ class Frame:
         return self.address_text
 
     def firmware_version(self):
-        return self.version
+        return self.mcuboot.running_version() if self.halo else self.version
 
     def hardware(self):
         return "halo" if self.halo else "Frame"
@@ -511,9 +655,18 @@ class Frame:
             await self.dfu.down()
         self.mode = "app"
         self.stats["power_ons"] += 1
+        self.boot()
         self.vm.reset()
         self.note({"mode": "app"})
         self.schedule_register()
+
+    def boot(self):
+        """A boot (signal Booted once registered); on a Halo MCUboot runs first, before the app
+        (and its Lua) starts."""
+        self.booted = True
+        if self.halo:
+            self.smp.booted()
+            self.note({"mcuboot": self.mcuboot.boot()})
 
     async def reset_bond(self):
         """The cradle's pin-hole reset: the Frame forgets its bonds (RemoveDevice of its views of
@@ -629,7 +782,7 @@ class Frame:
             self.schedule_register()
 
     def schedule_register(self):
-        if self.stopping or self.bluez_owner is None or self.mode in ("off", "asleep"):
+        if self.stopping or self.bluez_owner is None or self.mode in ("off", "asleep", "rebooting"):
             return
         if self.register_task is None or self.register_task.done():
             self.register_task = self.loop.create_task(self.register_loop())
@@ -648,6 +801,9 @@ class Frame:
 
         await gatt_objects.register_until_done(self, APP_PATH, ADV_PATH, warn,
                                                serving=lambda: self.mode == "app", before=named)
+        if self.booted and self.app_registered and self.adv_registered:
+            self.booted = False
+            self.control.Booted(self.firmware_version())
 
     async def unregister(self):
         if self.register_task is not None:
@@ -674,6 +830,7 @@ class Frame:
             self.vm.power_off()
         else:
             self.dfu.state.finish()
+            self.boot()
             self.vm.reset()         # power-on: main.lua runs
         name = f"org.glassd.test.VirtualFrame.{self.adapter_name}"
         try:
@@ -720,21 +877,47 @@ def main() -> int:
     parser.add_argument("--name", help="advertised LocalName (default: 'Frame XX', XX the last "
                         "byte of the adapter's address; 'Halo XX' with --halo)")
     parser.add_argument("--halo", action="store_true",
-                        help="a Halo: adds the audio characteristic 7a230005-… (and 0x05 removes main.lua)")
+                        help="a Halo: adds the speaker characteristic 7a230005-… and the SMP service "
+                        "(MCUboot slots, vsmp.py); 0x02 reboots, 0x05 removes main.lua")
     parser.add_argument("--no-speaker-stats", action="store_true",
                         help="a Halo without frame.speaker.stats() (firmware 0.8.8)")
     parser.add_argument("--tx-power", type=int, default=-45, help="advertised TxPower (default -45)")
     parser.add_argument("--mtu", type=int, default=247, help="ATT MTU (default 247)")
     parser.add_argument("--fs", metavar="DIR", help="the device's flash (default: a new temporary dir)")
-    parser.add_argument("--firmware-version", default="v25.080.0838",
-                        help="frame.FIRMWARE_VERSION (default v25.080.0838)")
+    parser.add_argument("--firmware-version",
+                        help="frame.FIRMWARE_VERSION (default v25.080.0838); on a Halo the version of "
+                        "the image slot 0 starts with (MCUboot major.minor.revision[+build], default 0.8.7)")
     parser.add_argument("--battery", type=int, default=100, help="battery level %% (default 100)")
     parser.add_argument("--photo", default=os.path.normpath(FIXTURE_PHOTO),
                         help="the camera's picture until FeedImage (default Tests/Fixtures/photo.jpg)")
     parser.add_argument("--record", metavar="FILE", help="append RX writes, sent data and frames as JSON lines")
     parser.add_argument("--dfu-inactivity", type=float, default=300.0, metavar="SECONDS",
                         help="bootloader: boot the still valid app after this long idle (default 300)")
+    halo = parser.add_argument_group("Halo (--halo): the SMP server and MCUboot (vsmp.py)")
+    halo.add_argument("--self-confirm", action="store_true",
+                      help="each image confirms itself at boot, as firmware 0.8.8 does")
+    halo.add_argument("--smp-reset-seconds", type=float, default=2.0, metavar="S",
+                      help="how long a reset keeps the Halo away (default 2)")
+    halo.add_argument("--smp-buf-size", type=int, default=517, metavar="N",
+                      help="MCUmgr buf_size: the longest request frame taken (default 517, "
+                      "halo-firmware's CONFIG_MCUMGR_TRANSPORT_NETBUF_SIZE)")
+    halo.add_argument("--smp-buf-count", type=int, default=4, metavar="N",
+                      help="MCUmgr buf_count (default 4, Zephyr's default netbuf count)")
+    halo.add_argument("--smp-slot-size", type=lambda t: int(t, 0), default=0x100000, metavar="N",
+                      help="slot size: longer uploads are refused (default 0x100000)")
+    halo.add_argument("--smp-legacy-rc", action="store_true",
+                      help="successful upload, erase and reset answers carry rc: 0 "
+                      "(CONFIG_MCUMGR_SMP_LEGACY_RC_BEHAVIOUR)")
     args = parser.parse_args()
+    if args.firmware_version is None:
+        args.firmware_version = "0.8.7" if args.halo else "v25.080.0838"
+    if args.halo:
+        try:
+            vmcuboot.parse_version(args.firmware_version)
+        except ValueError as e:
+            parser.error(f"--firmware-version: {e}")
+        if args.smp_buf_size < 64:
+            parser.error("--smp-buf-size must be at least 64")
     if not 23 <= args.mtu <= 517:
         parser.error("--mtu must be within 23..517")
     if not 0 <= args.battery <= 100:
