@@ -117,6 +117,13 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Pure: MCUmgr's SMP over a ByteChannel (CBOR, frames, the client with one request in
+        // flight, the OS and image commands) and the MCUboot image file: what updates a Halo.
+        .target(
+            name: "MCUmgr",
+            dependencies: ["Concurrency", "LinkKit", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+
         // The product on any glasses: voice, photo and typed questions, scene mode, the answer on the
         // glasses. No D-Bus: what it says goes out through protocols (QueryEvents).
         .target(
@@ -225,7 +232,7 @@ let package = Package(
         .target(name: "CFuzzer"),
         .executableTarget(
             name: "glassd-fuzz",
-            dependencies: ["CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware", "Scene"],
+            dependencies: ["CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware", "MCUmgr", "Scene"],
             swiftSettings: strict),
 
         // What the unit tests share: a clock the test moves.
@@ -253,6 +260,7 @@ let package = Package(
             name: "FirmwareTests",
             dependencies: ["Firmware", "Concurrency", "LinkKit", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             swiftSettings: strict),
+        .testTarget(name: "MCUmgrTests", dependencies: ["MCUmgr", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "Concurrency", "LinkKit"], swiftSettings: strict),
         .testTarget(name: "GlassesTests", dependencies: ["Glasses", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -3,6 +3,7 @@ import AssistantEngine
 import Firmware
 import GlassdConfig
 import GlassdDaemon
+import MCUmgr
 import Monocle
 import Scene
 
@@ -23,6 +24,12 @@ enum FuzzTarget: String, CaseIterable {
     case config
     /// DBusKit's message encoding and decoding, in calls through a private dbus-daemon.
     case dbusMessage = "dbus-message"
+    /// A CBOR item (an SMP answer's payload).
+    case cbor
+    /// An SMP frame from the glasses, and what the commands read from its payload.
+    case smpFrame = "smp-frame"
+    /// An MCUboot image file (`zephyr.signed.bin`) given to an update.
+    case mcubootImage = "mcuboot-image"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -56,6 +63,22 @@ enum FuzzTarget: String, CaseIterable {
             _ = try? Config.parse(String(decoding: bytes, as: UTF8.self))
         case .dbusMessage:
             DBusRoundTrip.run(bytes)
+        case .cbor:
+            guard let value = try? CBOR.decode(bytes) else { return }
+            // What decodes must encode, and decode again to the same bytes (NaN payloads included).
+            let encoded = value.encoded
+            guard let again = try? CBOR.decode(encoded), again.encoded == encoded else {
+                fatalError("CBOR round trip failed for \(bytes)")
+            }
+        case .smpFrame:
+            guard let frame = try? SMPFrame.decode(bytes) else { return }
+            _ = frame.error?.description
+            _ = try? ImageState.decode(frame.payload)
+            _ = try? ImageUploadAnswer.decode(frame.payload)
+            _ = try? MCUmgrParameters.decode(frame.payload)
+            _ = try? frame.encoded()
+        case .mcubootImage:
+            _ = try? MCUbootImage(bytes: bytes)
         }
     }
 }

@@ -3,7 +3,9 @@ import Concurrency
 import Foundation
 import Testing
 
-private let targets = ["data-channel", "repl-reply", "sse", "dfu-package", "jpeg", "config", "dbus-message"]
+private let targets = [
+    "data-channel", "repl-reply", "sse", "dfu-package", "jpeg", "config", "dbus-message", "cbor", "smp-frame", "mcuboot-image",
+]
 
 /// The smoke run of Scripts/fuzz's targets that fits in CI: glassd-fuzz, built plainly, replays
 /// every seed and inputs made from them (cut, flipped, spliced with random bytes) through each
