@@ -85,6 +85,7 @@ public enum Daemon {
                 transport: transport)
         }
         let photos = try PhotoStore(database: database, keep: config.photosKept)
+        let speechOut = Self.speechOut(config, chatKey: key?.key, transport: transport)
 
         let settings = SQLiteSettingsStore(database: database)
         let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
@@ -129,7 +130,7 @@ public enum Daemon {
                 mode: mode, voice: voiceSettings,
                 visionModel: config.visionModel, abilities: abilities,
                 device: { await supervisor.snapshot().paired?.description },
-                latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger)
+                latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger, speech: speechOut)
             return GlassesProduct(session: session, voice: voice, scene: scene, claim: claim)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)

@@ -49,15 +49,18 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     /// Times the glasses' captures (the watchdog).
     let clock: C
+    /// Answers are spoken too on glasses with a speaker; nil: never.
+    var speech: SpeechOut?
 
     public init(
         session: any GlassesSession, assistant: Assistant, transcriber: TranscriptionClient?,
         transcriptions: any TranscriptionRecords, photos: any PhotoKeeping, signals: any QueryEvents, mode: ModeSetting,
         voice: VoiceSettings, visionModel: String?, abilities: BackendAbilities,
         device: @escaping @Sendable () async -> String?, latestSceneFrame: @escaping @Sendable () async -> [UInt8]?,
-        clock: C, logger: Logger
+        clock: C, logger: Logger, speech: SpeechOut? = nil
     ) {
         self.clock = clock
+        self.speech = speech
         self.session = session
         self.assistant = assistant
         self.transcriber = transcriber
@@ -254,12 +257,17 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             log.info("cannot show the answer on the glasses: \(error)")
             stream = nil
         }
+        let spoken: SpokenAnswer? =
+            if let speech, let speaker = await session.speaker() {
+                SpokenAnswer(speaker: speaker, voice: speech.voice, volume: speech.volume, logger: log)
+            } else { nil }
+        async let spokenReport = spoken?.run()
         let outcome = await withTaskGroup(of: Result<(question: String, reply: AssistantReply), any Error>?.self) { group in
             group.addTask {
                 do {
                     return .success(
                         try await GlassesAnswer.showing(stream, onLinkLoss: .abandon, logger: log) {
-                            try await work(id, utterance: utterance, photo: photo, stream: stream, logger: log)
+                            try await work(id, utterance: utterance, photo: photo, stream: stream, spoken: spoken, logger: log)
                         })
                 } catch {
                     return .failure(error)
@@ -283,11 +291,26 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         }
         await session.answerFinished(stream)
         if case .success(let turn) = outcome { await GlassesAnswer.showLaidOut(turn.reply.typed, on: session, logger: log) }
+        if let spoken {
+            if case .success = outcome { spoken.finish() } else { spoken.cancel() }
+            // Speech may go on after the text is shown: a tap (or the next question) still stops it.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await cancel.wait()
+                    spoken.cancel()
+                }
+                group.addTask { await spoken.ended() }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        if let report = await spokenReport { SpokenAnswer.log(report, logger: log) }
     }
 
     /// Returns the turn as stored: the question and its answer.
     private func work(
-        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?, logger: Logger
+        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?,
+        spoken: SpokenAnswer?, logger: Logger
     ) async throws -> (question: String, reply: AssistantReply) {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
         var image = try photo.get()
@@ -315,6 +338,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             answer = AssistantReply(text: heard, typed: .text(heard), answeredBy: nil)
             signals.answerDelta(id, heard)
             stream?.append(heard)
+            spoken?.append(heard)
             try await assistant.record(question: question, answer: heard, queryID: id, mode: .translator)
         } else {
             question = heard
@@ -326,6 +350,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             ) { piece in
                 signals.answerDelta(id, piece)
                 stream?.append(piece)
+                spoken?.append(piece)
             }
         }
         if let image {

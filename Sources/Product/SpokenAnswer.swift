@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import Concurrency
+import Glasses
+import Logging
+import Synchronization
+
+/// An answer spoken on the glasses' speaker as it streams: each sentence goes to the voice as
+/// soon as it ends, so the first plays while the model still writes the next. The voice works at
+/// most one sentence ahead of the speaker (a cut answer wastes little), and audio is written as
+/// the voice makes it, paced by the speaker.
+public final class SpokenAnswer: Sendable {
+    private struct State {
+        var splitter = SentenceSplitter()
+        /// Sentences not yet given to the voice.
+        var queued: [String] = []
+        var finished = false
+        var cancelled = false
+        /// Sentences the speaker has begun.
+        var begun = 0
+        /// Sentences the voice has begun.
+        var voiced = 0
+        /// The sentences spoken whole, and the one being spoken.
+        var spoken: [String] = []
+    }
+
+    private let state = Mutex(State())
+    private let changed = Pulse()
+    private let done = OneShotEvent()
+    private let speaker: any GlassesSpeaker
+    private let voice: any SpeechVoice
+    private let volume: Int
+    private let logger: Logger
+
+    public init(speaker: any GlassesSpeaker, voice: any SpeechVoice, volume: Int, logger: Logger) {
+        self.speaker = speaker
+        self.voice = voice
+        self.volume = volume
+        self.logger = logger
+    }
+
+    /// Adds a piece of the answer's text.
+    public func append(_ piece: String) {
+        state.withLock { s in
+            guard !s.finished else { return }
+            s.queued += s.splitter.feed(piece)
+        }
+        changed.pulse()
+    }
+
+    /// The answer's text is complete: its last words are spoken too.
+    public func finish() {
+        state.withLock { s in
+            guard !s.finished else { return }
+            s.finished = true
+            if let rest = s.splitter.finish() { s.queued.append(rest) }
+        }
+        changed.pulse()
+    }
+
+    /// Stops speaking at once.
+    public func cancel() {
+        state.withLock { $0.cancelled = true }
+        changed.pulse()
+    }
+
+    /// What was spoken: whole sentences, and the one under way when cut.
+    public var spoken: [String] { state.withLock { $0.spoken } }
+
+    /// Returns once `run` has ended.
+    public func ended() async { await done.wait() }
+
+    /// Speaks until the answer is done or cut; the speaker's report, or nil when nothing was
+    /// said (no words, or the speaker did not start).
+    public func run() async -> SpeakerReport? {
+        defer { done.fire() }
+        let (sentences, sink) = AsyncStream.makeStream(of: (String, AsyncThrowingStream<[UInt8], any Error>).self)
+        enum Ended: Sendable {
+            case voice
+            case player(SpeakerReport?)
+        }
+        return await withTaskGroup(of: Ended.self) { group in
+            group.addTask {
+                await self.voiceSentences(into: sink)
+                return .voice
+            }
+            group.addTask { .player(await self.play(sentences)) }
+            var report: SpeakerReport?
+            for await ended in group {
+                guard case .player(let result) = ended else { continue }
+                report = result
+                group.cancelAll()  // the player ended (cut, or failed): the voice stops too
+            }
+            return report
+        }
+    }
+
+    /// The log line of a spoken answer: what was written and played, and the glasses' counters
+    /// (a byte the speaker refused, `ble_rejected_bytes`, is audio lost).
+    public static func log(_ report: SpeakerReport, logger: Logger) {
+        let played = Double(report.played.components.seconds) + Double(report.played.components.attoseconds) / 1e18
+        logger.info(
+            "answer spoken",
+            metadata: [
+                "bytes": "\(report.written)", "played_s": "\((played * 100).rounded() / 100)", "cut": "\(report.cut)",
+                "speaker": "\(report.device.isEmpty ? "-" : report.device)",
+            ])
+    }
+
+    /// Gives each sentence to the voice once the speaker has begun the one before it.
+    private func voiceSentences(into sink: AsyncStream<(String, AsyncThrowingStream<[UInt8], any Error>)>.Continuation) async {
+        defer { sink.finish() }
+        while !Task.isCancelled {
+            let ticket = changed.ticket()
+            enum Next { case sentence(String), wait, done }
+            let next = state.withLock { s -> Next in
+                if s.cancelled { return .done }
+                guard s.voiced <= s.begun else { return .wait }
+                if !s.queued.isEmpty {
+                    s.voiced += 1
+                    return .sentence(s.queued.removeFirst())
+                }
+                return s.finished ? .done : .wait
+            }
+            switch next {
+            case .done: return
+            case .wait: await changed.wait(after: ticket)
+            case .sentence(let text):
+                do {
+                    sink.yield((text, try await voice.speak(text)))
+                } catch {
+                    logger.info("the answer cannot be spoken: \(error)")
+                    return
+                }
+            }
+        }
+    }
+
+    /// Writes each sentence's audio to the speaker as it comes.
+    private func play(_ sentences: AsyncStream<(String, AsyncThrowingStream<[UInt8], any Error>)>) async -> SpeakerReport? {
+        var started = false
+        do {
+            for await (text, audio) in sentences {
+                if state.withLock({ $0.cancelled }) { break }
+                if !started {
+                    try await speaker.begin(volume: volume)
+                    started = true
+                }
+                state.withLock { s in
+                    s.begun += 1
+                    s.spoken.append(text)
+                }
+                changed.pulse()
+                for try await bytes in audio {
+                    if state.withLock({ $0.cancelled }) { break }
+                    try await speaker.write(bytes)
+                }
+            }
+            guard started else { return nil }
+            if state.withLock({ $0.cancelled }) || Task.isCancelled { return await speaker.stop() }
+            return try await speaker.finish()
+        } catch {
+            if !(error is SpeechCut) && !(error is CancellationError) { logger.info("speaking the answer failed: \(error)") }
+            return started ? await speaker.stop() : nil
+        }
+    }
+}
