@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CLC3", pkgConfig: "lc3", providers: [.apt(["liblc3-dev"])]),
         .systemLibrary(
             name: "CPocketSphinx", pkgConfig: "pocketsphinx",
             providers: [.apt(["libpocketsphinx-dev", "pocketsphinx-en-us"])]),
@@ -173,8 +174,9 @@ let package = Package(
             dependencies: ["DBusKit", "EventLoop", "Concurrency", "LinkKit", "Glasses", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(name: "HTTPKit", dependencies: ["CCurl", "AssistantEngine", "Concurrency", "EventLoop"], swiftSettings: strict),
-        // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events.
-        .target(name: "Audio", dependencies: ["CSpeexDSP"], swiftSettings: strict),
+        // The spoken question: 8-bit 8 kHz PCM to a denoised 16 kHz WAV, with end-of-speech events;
+        // LC3 (Halo's speaker and microphone) both ways.
+        .target(name: "Audio", dependencies: ["CSpeexDSP", "CLC3"], swiftSettings: strict),
         // The host's own audio, under swift-subprocess: whether glassd can reach it at all, the
         // tools it runs (from the system's directories, never PATH), the microphone for the wake
         // phrase and the speaker for an agent's speech.
@@ -285,7 +287,7 @@ let package = Package(
         .testTarget(name: "HaloTests", dependencies: ["Halo", "Frame", "Glasses", "LinkKit"], swiftSettings: strict),
         .testTarget(name: "HostAudioTests", dependencies: ["HostAudio", "Product", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(
-            name: "AudioTests", dependencies: ["Audio"], resources: [.copy("Fixtures")], swiftSettings: strict),
+            name: "AudioTests", dependencies: ["Audio", "Concurrency"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "SceneTests", dependencies: ["Scene", "Concurrency"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
