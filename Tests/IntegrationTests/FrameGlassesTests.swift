@@ -150,6 +150,7 @@ struct FrameGlassesTests {
             try await vf.waitForDisplay(containing: "echo: what is the tallest mountain")
             let audio = try await ble.world.serverRequests().filter { ($0["path"] as? String)?.contains("/audio/") == true }
             #expect(audio.count == 1)
+            #expect(!audio.contains { ($0["path"] as? String)?.hasSuffix("/speech") == true }, "a Frame has no speaker to speak on")
             // The WAV holds the question, not the 10 s the app would record without a stop.
             let seconds = (audio.last?["duration_s"] as? Double) ?? 0
             #expect(seconds > 3 && seconds < 8, "\(audio.last ?? [:])")
@@ -269,6 +270,39 @@ struct FrameGlassesTests {
                 let seconds = (audio["duration_s"] as? Double) ?? 0
                 #expect(seconds > 3 && seconds < 8, "\(audio)")
                 #expect(audio["wav_rate"] as? Int == 16_000, "\(audio)")
+            }
+        }
+    }
+
+    @Test("a Halo speaks the answer as it shows it: the speech server's audio at 16 kHz paced into its 8 KB buffer, none refused, no gap; a Frame is not spoken to")
+    func haloSpeaks() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame, halo: true) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                try await ble.world.setTranscript("what is the tallest mountain")
+                let stops = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStopped"))
+                let signals = try await questionSignals(bus)
+                try await vf.call("Tap")
+                #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
+                try await vf.waitForDisplay(containing: "echo: what is the tallest mountain")
+                // Each stop of the speaker; the one after it played is the answer's end.
+                let stats = try await within(.seconds(30), failure: { "the speaker never stopped after playing" }) {
+                    for await _ in stops {
+                        let stats = try await vf.speakerStats()
+                        if stats["played", default: 0] > 0 { return stats }
+                    }
+                    throw TestFailure("the virtual Halo went away")
+                }
+                let speech = try await ble.world.serverRequests().filter { ($0["path"] as? String)?.hasSuffix("/audio/speech") == true }
+                #expect(speech.count == 1, "\(speech)")
+                // The fake voice: a tone of 60 ms per character, here at 16 kHz 16-bit.
+                let expected = Double("echo: what is the tallest mountain".count) * 0.060 * 32_000
+                let played = Double(stats["played", default: 0])
+                #expect(played > expected * 0.95 && played < expected * 1.05, "\(stats)")
+                #expect(stats["ble_rejected_bytes"] == 0, "\(stats)")
+                #expect(stats["gaps"] == 0, "the buffer ran dry mid-answer: \(stats)")
+                #expect(stats["ring_peak", default: 0] <= 8192, "\(stats)")
             }
         }
     }

@@ -417,6 +417,11 @@ class Control(ServiceInterface):
     def DisplayChanged(self, text) -> "s":
         return text
 
+    @dbus_signal()
+    def SpeakerStopped(self, flushed) -> "t":
+        """frame.speaker.stop() ran (a Halo): the bytes it discarded unplayed."""
+        return flushed
+
 
 class Frame:
     """The device: GATT app and advertisement, the Lua VM, power, bond and DFU mode."""
@@ -606,6 +611,11 @@ class Frame:
 
     def display_changed(self, text):
         self._in_loop(self._display_changed, text)
+
+    def speaker_stop(self):
+        """frame.speaker.stop() from the Lua thread: stops the speaker and says so on the bus."""
+        flushed = self.speaker.stop()
+        self._in_loop(lambda: self.control.SpeakerStopped(flushed))
 
     def _display_changed(self, text):
         self.note({"display": text})

@@ -19,6 +19,9 @@ struct VirtualFrame: Sendable {
     /// Whether the Frame holds a bond (with any central).
     func bonded() async throws -> Bool { try await call("Bonded").first?.bool == true }
 
+    /// A Halo speaker's counters (its firmware's, and the run's "played" bytes and "gaps").
+    func speakerStats() async throws -> [String: Int] { try await counters("SpeakerStats") }
+
     /// What the display shows: a line per row, "[red] " before coloured text.
     func displayText() async throws -> String { try await call("DisplayText").first?.string ?? "" }
 
@@ -26,8 +29,10 @@ struct VirtualFrame: Sendable {
     func files() async throws -> [String] { try await call("Files").first?.elements?.compactMap(\.string) ?? [] }
 
     /// Its counters (writes, chunks, resets, taps, errors, ...).
-    func stats() async throws -> [String: Int] {
-        guard case .dict(_, _, let entries)? = try await call("Stats").first else { return [:] }
+    func stats() async throws -> [String: Int] { try await counters("Stats") }
+
+    private func counters(_ member: String) async throws -> [String: Int] {
+        guard case .dict(_, _, let entries)? = try await call(member).first else { return [:] }
         var out: [String: Int] = [:]
         for entry in entries {
             guard let key = entry.key.string else { continue }

@@ -298,7 +298,7 @@ class LuaVM:
             "display_power_save": display_power_save,
             "battery_charging": lambda: bool(self.host.charging),
             "speaker_start": speaker_start,
-            "speaker_stop": lambda: self.host.speaker.stop(),
+            "speaker_stop": lambda: self.host.speaker_stop(),
             "speaker_stats": speaker_stats,
             "speaker_has_stats": lambda: bool(self.host.speaker_stats),
             "mic_start": mic_start,

@@ -90,10 +90,13 @@ class Speaker:
             return True
 
     def stop(self):
+        """Stops playing and discards the ring; returns the bytes discarded."""
         with self.lock:
             self._play_until(self.clock())
-            self.counts["ble_flushed_bytes"] += self.ring
+            flushed = self.ring
+            self.counts["ble_flushed_bytes"] += flushed
             self.ring, self.streaming, self.dry = 0, False, False
+            return flushed
 
     def stats(self, reset=False):
         with self.lock:
