@@ -307,6 +307,37 @@ struct FrameGlassesTests {
         }
     }
 
+    @Test("barge-in by tap: a tap while a Halo speaks stops the speech at once (nothing written after it but what was in flight) and asks the next question")
+    func haloTapCutsSpeech() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame, halo: true) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                // A slow voice: the first answer speaks for about 10 s.
+                try await ble.world.setSpeech(["ms_per_char": 300])
+                try await ble.world.setTranscript("what is the tallest mountain")
+                let started = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStarted"))
+                let signals = try await questionSignals(bus)
+                try await vf.call("Tap")
+                #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
+                try await within(.seconds(30), failure: { "the Halo's speaker never started" }) {
+                    for await _ in started { return }
+                }
+                try await ble.world.setSpeech(["ms_per_char": 60])
+                try await ble.world.setTranscript("and now")
+                let next = try await questionSignals(bus)
+                try await vf.call("Tap")
+                #expect(try await untilEnd(next).last?.member == GlassdBus.Signal.answered, "the tap's question was asked and answered")
+                try await vf.waitForDisplay(containing: "echo: and now")
+                let stats = try await vf.speakerStats()
+                let full = Double("echo: what is the tallest mountain".count) * 0.300 * 32_000
+                #expect(Double(stats["played", default: 0]) < full * 0.8, "the first answer was cut: \(stats)")
+                #expect(stats["late_writes", default: 0] <= 2, "writes after the tap stopped the speaker: \(stats)")
+                #expect(stats["ble_rejected_bytes"] == 0, "\(stats)")
+            }
+        }
+    }
+
     @Test("glassctl update on a Frame: frame.update() into its bootloader, the package over Nordic Secure DFU with the one bar, back as itself with the new firmware; an FPGA image is refused for a Frame")
     func firmwareUpdate() async throws {
         try await BLEWorld.with { ble in

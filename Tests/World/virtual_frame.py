@@ -418,6 +418,11 @@ class Control(ServiceInterface):
         return text
 
     @dbus_signal()
+    def SpeakerStarted(self, rate) -> "u":
+        """frame.speaker.start() ran (a Halo): the bytes per second it plays."""
+        return rate
+
+    @dbus_signal()
     def SpeakerStopped(self, flushed) -> "t":
         """frame.speaker.stop() ran (a Halo): the bytes it discarded unplayed."""
         return flushed
@@ -611,6 +616,11 @@ class Frame:
 
     def display_changed(self, text):
         self._in_loop(self._display_changed, text)
+
+    def speaker_start(self, *args):
+        self.speaker.start(*args)
+        rate = self.speaker.rate
+        self._in_loop(lambda: self.control.SpeakerStarted(rate))
 
     def speaker_stop(self):
         """frame.speaker.stop() from the Lua thread: stops the speaker and says so on the bus."""

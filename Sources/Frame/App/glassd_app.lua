@@ -342,7 +342,8 @@ end
 -- nil on a Frame, whose taps the app times itself.
 local function tapped(at, kind)
   send(M.TAP)
-  if S.speaking then
+  local cut = S.speaking
+  if cut then
     -- Speech stops at once: the host writes no more once it reads SPEECH_CUT.
     pcall(frame.speaker.stop)
     S.speaking = false
@@ -361,6 +362,8 @@ local function tapped(at, kind)
   elseif S.state == ANSWERING then
     send(M.CANCELLED)
     S.state, S.dirty = IDLE, true
+    -- Barge-in: the tap that cut the speech asks the next question.
+    if cut then question(false) end
   elseif kind == 'double' then
     question(true)
   elseif kind then

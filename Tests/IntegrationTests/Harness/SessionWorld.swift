@@ -144,6 +144,11 @@ extension World {
         try await postToServer("/_vision", answers)
     }
 
+    /// How the fake server's speech answers from now on (ms_per_char, delay_ms, missing, hold).
+    func setSpeech(_ settings: [String: Any]) async throws {
+        try await postToServer("/_speech", settings)
+    }
+
     private func postToServer(_ path: String, _ json: Any) async throws {
         let url = serverURL.replacingOccurrences(of: "/v1", with: "") + path
         let body = String(decoding: try JSONSerialization.data(withJSONObject: json), as: UTF8.self)

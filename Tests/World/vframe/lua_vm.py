@@ -253,7 +253,7 @@ class LuaVM:
 
         def speaker_start(encoder, rate, bits, volume, bitrate):
             try:
-                self.host.speaker.start(encoder.decode() if isinstance(encoder, bytes) else str(encoder),
+                self.host.speaker_start(encoder.decode() if isinstance(encoder, bytes) else str(encoder),
                                         int(rate), int(bits), int(volume), int(bitrate) if bitrate else None)
             except ValueError as e:
                 raise Fail(str(e))

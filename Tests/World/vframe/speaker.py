@@ -30,6 +30,8 @@ class Speaker:
         self.total_played = 0
         self.gaps = 0
         self.dry = False
+        # Writes that came while the speaker was stopped (after a tap stopped it, say).
+        self.late_writes = 0
 
     def reset_counts(self):
         self.counts = dict(starts=0, ble_writes=0, ble_bytes=0, ble_rejected=0, ble_rejected_bytes=0,
@@ -75,6 +77,8 @@ class Speaker:
             now = self.clock()
             self._play_until(now)
             self.counts["ble_writes"] += 1
+            if not self.streaming:
+                self.late_writes += 1
             if self.ring + len(data) > RING:
                 self.counts["ble_rejected"] += 1
                 self.counts["ble_rejected_bytes"] += len(data)
@@ -110,4 +114,4 @@ class Speaker:
         with self.lock:
             self._play_until(self.clock())
             return dict(self.counts, played=self.total_played, gaps=self.gaps, ring_bytes=self.ring,
-                        streaming=self.streaming)
+                        streaming=self.streaming, late_writes=self.late_writes)
