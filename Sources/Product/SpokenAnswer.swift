@@ -139,6 +139,7 @@ public final class SpokenAnswer: Sendable {
     private func play(_ sentences: AsyncStream<(String, AsyncThrowingStream<[UInt8], any Error>)>) async -> SpeakerReport? {
         var started = false
         do {
+            let encoding = try SpeakerEncoding(speaker.format)
             for await (text, audio) in sentences {
                 if state.withLock({ $0.cancelled }) { break }
                 if !started {
@@ -150,13 +151,16 @@ public final class SpokenAnswer: Sendable {
                     s.spoken.append(text)
                 }
                 changed.pulse()
-                for try await bytes in audio {
+                for try await pcm in audio {
                     if state.withLock({ $0.cancelled }) { break }
-                    try await speaker.write(bytes)
+                    let bytes = encoding.encode(pcm)
+                    if !bytes.isEmpty { try await speaker.write(bytes) }
                 }
             }
             guard started else { return nil }
             if state.withLock({ $0.cancelled }) || Task.isCancelled { return await speaker.stop() }
+            let last = encoding.finish()
+            if !last.isEmpty { try await speaker.write(last) }
             return try await speaker.finish()
         } catch {
             if !(error is SpeechCut) && !(error is CancellationError) { logger.info("speaking the answer failed: \(error)") }

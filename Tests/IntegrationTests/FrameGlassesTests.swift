@@ -266,7 +266,7 @@ struct FrameGlassesTests {
                 try await vf.call("Tap")
                 #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
                 try await vf.waitForDisplay(containing: "echo: what is the tallest mountain")
-                let audio = try #require(try await ble.world.serverRequests().last { ($0["path"] as? String)?.contains("/audio/") == true })
+                let audio = try #require(try await ble.world.serverRequests().last { ($0["path"] as? String)?.contains("/audio/transcriptions") == true })
                 let seconds = (audio["duration_s"] as? Double) ?? 0
                 #expect(seconds > 3 && seconds < 8, "\(audio)")
                 #expect(audio["wav_rate"] as? Int == 16_000, "\(audio)")
@@ -274,7 +274,7 @@ struct FrameGlassesTests {
         }
     }
 
-    @Test("a Halo speaks the answer as it shows it: the speech server's audio at 16 kHz paced into its 8 KB buffer, none refused, no gap; a Frame is not spoken to")
+    @Test("a Halo speaks the answer as it shows it: the speech server's audio as LC3 paced into its 8 KB buffer, none refused, no gap")
     func haloSpeaks() async throws {
         try await BLEWorld.with { ble in
             try await ble.withFrameSession(frame, halo: true) { bus, vf in
@@ -296,8 +296,9 @@ struct FrameGlassesTests {
                 }
                 let speech = try await ble.world.serverRequests().filter { ($0["path"] as? String)?.hasSuffix("/audio/speech") == true }
                 #expect(speech.count == 1, "\(speech)")
-                // The fake voice: a tone of 60 ms per character, here at 16 kHz 16-bit.
-                let expected = Double("echo: what is the tallest mountain".count) * 0.060 * 32_000
+                // The fake voice: a tone of 60 ms per character, here as LC3 at 32 kbps (4,000
+                // bytes a second), the last frame padded.
+                let expected = Double("echo: what is the tallest mountain".count) * 0.060 * 4_000
                 let played = Double(stats["played", default: 0])
                 #expect(played > expected * 0.95 && played < expected * 1.05, "\(stats)")
                 #expect(stats["ble_rejected_bytes"] == 0, "\(stats)")
@@ -330,7 +331,7 @@ struct FrameGlassesTests {
                 #expect(try await untilEnd(next).last?.member == GlassdBus.Signal.answered, "the tap's question was asked and answered")
                 try await vf.waitForDisplay(containing: "echo: and now")
                 let stats = try await vf.speakerStats()
-                let full = Double("echo: what is the tallest mountain".count) * 0.300 * 32_000
+                let full = Double("echo: what is the tallest mountain".count) * 0.300 * 4_000
                 #expect(Double(stats["played", default: 0]) < full * 0.8, "the first answer was cut: \(stats)")
                 #expect(stats["late_writes", default: 0] <= 2, "writes after the tap stopped the speaker: \(stats)")
                 #expect(stats["ble_rejected_bytes"] == 0, "\(stats)")
