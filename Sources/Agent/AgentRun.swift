@@ -262,7 +262,8 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
                 stopSent = false
                 capturing.withLock { $0 = true }
                 do {
-                    uplink = try AudioUplink(input: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits), voice: voice)
+                    uplink = try AudioUplink(
+                        input: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits, lc3Frame: audio.lc3Frame), voice: voice)
                 } catch {
                     logger.notice("the glasses' audio (\(audio)) cannot be sent to the agent: \(error)")
                     uplink = nil

@@ -4,17 +4,16 @@
 /// wake phrase's spotter) takes. No denoising: the spotter has its own noise model.
 public final class PCMConverter {
     public static let outputRate = 16_000
-    private var widener: PCMWidener
+    private let source: MicrophoneSamples
     private let resampler: Resampler?
 
     public init(input: PCMInput) throws(AudioError) {
-        guard input.supported else { throw .unsupportedInput("\(input.sampleRate) Hz \(input.bits)-bit") }
-        widener = PCMWidener(bits: input.bits)
-        resampler = input.sampleRate == Self.outputRate ? nil : try Resampler(from: input.sampleRate, to: Self.outputRate)
+        source = try MicrophoneSamples(input)
+        resampler = input.samplesRate == Self.outputRate ? nil : try Resampler(from: input.samplesRate, to: Self.outputRate)
     }
 
     public func convert(_ bytes: [UInt8]) -> [Int16] {
-        let samples = widener.widen(bytes[...])
+        let samples = source.samples(bytes[...])
         return resampler?.process(samples) ?? samples
     }
 }

@@ -1,17 +1,73 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// What the glasses' microphone sends: mono, signed, 8 or 16 kHz, 8-bit (the Monocle's, each byte
-/// a sample's high byte) or 16-bit little-endian (Frame's).
-public struct PCMInput: Sendable, Equatable {
+/// a sample's high byte) or 16-bit little-endian (Frame's), or LC3 frames as a byte stream (Halo's).
+public struct PCMInput: Sendable, Equatable, CustomStringConvertible {
     public var sampleRate: Int
     public var bits: Int
+    /// LC3's frames, when the samples come coded.
+    public var lc3: LC3Format?
 
     public init(sampleRate: Int, bits: Int) {
         self.sampleRate = sampleRate
         self.bits = bits
     }
 
-    var supported: Bool { (sampleRate == 8_000 || sampleRate == 16_000) && (bits == 8 || bits == 16) }
+    public init(lc3: LC3Format) {
+        sampleRate = lc3.sampleRate
+        bits = 16
+        self.lc3 = lc3
+    }
+
+    /// As the glasses describe it: `lc3Frame` for LC3 frames of that many bytes and microseconds.
+    public init(sampleRate: Int, bits: Int, lc3Frame: (bytes: Int, micros: Int)?) throws(AudioError) {
+        guard let frame = lc3Frame else {
+            self.init(sampleRate: sampleRate, bits: bits)
+            return
+        }
+        guard let duration = LC3Format.FrameDuration(rawValue: frame.micros) else {
+            throw .unsupportedInput("LC3 frames of \(frame.micros) µs")
+        }
+        do {
+            self.init(lc3: try LC3Format(sampleRate: sampleRate, frameDuration: duration, frameBytes: frame.bytes))
+        } catch {
+            throw .unsupportedInput("LC3 at \(sampleRate) Hz in \(frame.bytes)-byte frames: \(error)")
+        }
+    }
+
+    var supported: Bool {
+        lc3 != nil || ((sampleRate == 8_000 || sampleRate == 16_000) && (bits == 8 || bits == 16))
+    }
+
+    public var description: String { lc3.map { "LC3 \($0)" } ?? "\(sampleRate) Hz \(bits)-bit" }
+
+    /// The rate of the samples it gives: LC3 is decoded straight to 16 kHz.
+    var samplesRate: Int { lc3 == nil ? sampleRate : 16_000 }
+}
+
+/// The microphone's bytes as 16-bit samples at `PCMInput.samplesRate`, streaming: widened PCM,
+/// or LC3 decoded (liblc3) from a byte stream cut into frames anywhere. One owner.
+final class MicrophoneSamples {
+    private var widener: PCMWidener
+    private let decoder: LC3Decoder?
+
+    init(_ input: PCMInput) throws(AudioError) {
+        guard input.supported else { throw .unsupportedInput(input.description) }
+        widener = PCMWidener(bits: input.bits)
+        if let lc3 = input.lc3 {
+            do {
+                decoder = try LC3Decoder(format: lc3, pcmRate: input.samplesRate)
+            } catch {
+                throw .unsupportedInput("\(input): \(error)")
+            }
+        } else {
+            decoder = nil
+        }
+    }
+
+    func samples(_ bytes: ArraySlice<UInt8>) -> [Int16] {
+        decoder?.decode(bytes) ?? widener.widen(bytes)
+    }
 }
 
 /// Bytes to 16-bit samples as they stream in: a 16-bit sample split across two chunks is kept

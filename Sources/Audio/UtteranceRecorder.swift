@@ -11,7 +11,7 @@ public final class UtteranceRecorder {
 
     public let settings: VoiceSettings
     public let input: PCMInput
-    private var widener: PCMWidener
+    private let source: MicrophoneSamples
     /// nil when the glasses send 16 kHz already.
     private let resampler: Resampler?
     private let preprocessor: Preprocessor
@@ -24,12 +24,11 @@ public final class UtteranceRecorder {
     private var result: Utterance?
 
     public init(settings: VoiceSettings = VoiceSettings(), input: PCMInput) throws(AudioError) {
-        guard input.supported else { throw .unsupportedInput("\(input.sampleRate) Hz \(input.bits)-bit") }
         self.settings = settings
         self.input = input
-        widener = PCMWidener(bits: input.bits)
+        source = try MicrophoneSamples(input)
         resampler =
-            input.sampleRate == Utterance.sampleRate ? nil : try Resampler(from: input.sampleRate, to: Utterance.sampleRate)
+            input.samplesRate == Utterance.sampleRate ? nil : try Resampler(from: input.samplesRate, to: Utterance.sampleRate)
         preprocessor = try Preprocessor(
             frameSize: Self.frameSize, sampleRate: Utterance.sampleRate, probStart: Tuning.probStart,
             probContinue: Tuning.probContinue, noiseSuppress: Tuning.noiseSuppress)
@@ -49,7 +48,7 @@ public final class UtteranceRecorder {
         var start = 0
         while start < bytes.count, endpointer.ended == nil, result == nil {
             let end = min(bytes.count, start + Self.slice)
-            let samples = widener.widen(bytes[start..<end])
+            let samples = source.samples(bytes[start..<end])
             pending += resampler?.process(samples) ?? samples
             events += drain()
             start = end

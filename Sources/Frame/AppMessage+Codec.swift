@@ -2,7 +2,8 @@
 import Glasses
 
 /// The wire form of `AppMessage`: `[0x01, code, payload…]`. Payloads: text is UTF-8 (may be
-/// empty); `audioStart` is `[kHz, bits]` (8 or 16 each; the Swift value holds the rate in Hz);
+/// empty); `audioStart` is `[kHz, bits]` (8 or 16 each; the Swift value holds the rate in Hz), or
+/// for LC3 `[kHz, 0, frame bytes (20 or more), frame duration in 100 µs (75 or 100)]`;
 /// `audioData`/`photoData`/`listening` are raw bytes (at least one); `listen` and `charging` are one byte, 0 or 1; `battery` is one byte, 0…100;
 /// `capture`/`photoSettings` are `[quality, resolution high byte, resolution low byte]`
 /// (quality 0…4, resolution 256…720 and even); every other message has no payload. Decoding is
@@ -97,7 +98,12 @@ extension AppMessage {
             Array(s.utf8)
         case .listen(let on): [on ? 1 : 0]
         case .capture(let settings), .photoSettings(let settings): settings.encoded
-        case .audioStart(let sampleRate, let bits): [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
+        case .audioStart(let format):
+            switch format.codec {
+            case .pcm: [UInt8(clamping: format.sampleRate / 1000), UInt8(clamping: format.bits)]
+            case .lc3(let frameBytes, let frameMicros):
+                [UInt8(clamping: format.sampleRate / 1000), 0, UInt8(clamping: frameBytes), UInt8(clamping: frameMicros / 100)]
+            }
         case .audioData(let bytes), .photoData(let bytes), .listening(let bytes): bytes
         case .battery(let level): [level]
         case .charging(let on), .speaking(let on): [on ? 1 : 0]
@@ -181,10 +187,13 @@ extension AppMessage {
             guard !version.isEmpty else { throw .badPayload(name) }
             return .ready(version)
         case 0x82:
-            guard payload.count == 2, [8, 16].contains(payload[0]), [8, 16].contains(payload[1]) else {
+            guard payload.count >= 2, [8, 16].contains(payload[0]) else { throw .badPayload(name) }
+            let rate = Int(payload[0]) * 1000
+            if payload.count == 2, [8, 16].contains(payload[1]) { return .audioStart(AudioFormat(sampleRate: rate, bits: Int(payload[1]))) }
+            guard payload.count == 4, payload[1] == 0, payload[2] >= 20, payload[3] == 75 || payload[3] == 100 else {
                 throw .badPayload(name)
             }
-            return .audioStart(sampleRate: Int(payload[0]) * 1000, bits: Int(payload[1]))
+            return .audioStart(AudioFormat(sampleRate: rate, bits: 16, codec: .lc3(frameBytes: Int(payload[2]), frameMicros: Int(payload[3]) * 100)))
         case 0x83: return .audioData(try bytes())
         case 0x84: return try empty(.audioEnd)
         case 0x85: return try empty(.photoStart)

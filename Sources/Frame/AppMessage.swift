@@ -47,9 +47,9 @@ public enum AppMessage: Sendable, Equatable {
     // Device → host.
     /// 0x81: the app runs and waits for a tap; the payload is its version.
     case ready(String)
-    /// 0x82: a recording starts: `[kHz, bits]`, 8 or 16 each; 8-bit samples are signed, 16-bit
-    /// ones signed little-endian.
-    case audioStart(sampleRate: Int, bits: Int)
+    /// 0x82: a recording starts: PCM `[kHz, bits]`, 8 or 16 each (8-bit samples are signed,
+    /// 16-bit ones signed little-endian), or LC3 `[kHz, 0, frame bytes, frame duration / 100 µs]`.
+    case audioStart(AudioFormat)
     /// 0x83: samples.
     case audioData([UInt8])
     /// 0x84: the recording ended.

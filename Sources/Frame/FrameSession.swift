@@ -212,11 +212,11 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             var photo = PhotoAssembly()
             photo.start()
             questionPhoto = photo
-        case .audioStart(let rate, let bits):
+        case .audioStart(let format):
             questionBegins()
             let photo = questionPhoto?.finish()
             questionPhoto = nil
-            book.publish(.questionStart(photo: photo != nil, audio: AudioFormat(sampleRate: rate, bits: bits)))
+            book.publish(.questionStart(photo: photo != nil, audio: format))
             if let photo {
                 // Too large: an empty photo, which the product refuses as not a JPEG.
                 book.publish(.photoData(photo ?? []))

@@ -2,15 +2,35 @@
 
 /// The samples of a recording from the glasses: mono, signed; 16-bit ones little-endian.
 public struct AudioFormat: Sendable, Equatable, CustomStringConvertible {
-    public var sampleRate: Int
-    public var bits: Int
-
-    public init(sampleRate: Int, bits: Int) {
-        self.sampleRate = sampleRate
-        self.bits = bits
+    /// How the samples are sent: as they are, or coded.
+    public enum Codec: Sendable, Equatable {
+        case pcm
+        /// LC3 frames of `frameBytes` every `frameMicros`, as a byte stream (split anywhere).
+        case lc3(frameBytes: Int, frameMicros: Int)
     }
 
-    public var description: String { "\(sampleRate) Hz \(bits)-bit" }
+    public var sampleRate: Int
+    /// PCM's sample width; 16 for LC3 (what it decodes to).
+    public var bits: Int
+    public var codec: Codec
+
+    public init(sampleRate: Int, bits: Int, codec: Codec = .pcm) {
+        self.sampleRate = sampleRate
+        self.bits = bits
+        self.codec = codec
+    }
+
+    /// LC3's frame size and duration, nil for PCM.
+    public var lc3Frame: (bytes: Int, micros: Int)? {
+        if case .lc3(let bytes, let micros) = codec { (bytes, micros) } else { nil }
+    }
+
+    public var description: String {
+        switch codec {
+        case .pcm: "\(sampleRate) Hz \(bits)-bit"
+        case .lc3(let frameBytes, let frameMicros): "LC3 \(sampleRate) Hz, \(frameBytes)-byte frames of \(frameMicros) µs"
+        }
+    }
 }
 
 /// What the wearer does on the glasses, whatever their kind: the product logic reads only this.

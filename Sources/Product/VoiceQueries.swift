@@ -205,7 +205,8 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         let id = glassdGlassesQueryID(UUID().uuidString.lowercased())
         do {
             return try VoiceCapture(
-                id: id, withPhoto: photo, voice: voice, audio: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits),
+                id: id, withPhoto: photo, voice: voice,
+                audio: try PCMInput(sampleRate: audio.sampleRate, bits: audio.bits, lc3Frame: audio.lc3Frame),
                 now: clock.now)
         } catch {
             fail(id, AssistantError.internalFailure("The audio processing could not start: \(error)."))

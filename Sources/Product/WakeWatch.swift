@@ -175,7 +175,9 @@ public actor WakeWatch {
 
     private func hear(_ bytes: [UInt8], format: AudioFormat) {
         if converter?.format != format {
-            guard let made = try? PCMConverter(input: PCMInput(sampleRate: format.sampleRate, bits: format.bits)) else {
+            guard let input = try? PCMInput(sampleRate: format.sampleRate, bits: format.bits, lc3Frame: format.lc3Frame),
+                let made = try? PCMConverter(input: input)
+            else {
                 return logger.warning("[wake] the glasses listen in \(format), which the spotter cannot take")
             }
             converter = (format, made)

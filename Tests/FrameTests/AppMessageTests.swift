@@ -8,8 +8,9 @@ struct AppMessageTests {
     static let all: [AppMessage] = [
         .display("Paris"), .display(""), .response("is the capital — ¿sí? 日本 😀"), .error("No network"), .answerEnd,
         .alert("Car ahead"), .alert(""), .stopRecording, .capture(PhotoSettings(quality: 4, resolution: 720)),
-        .photoSettings(PhotoSettings(quality: 0, resolution: 256)), .ready("3f2a"), .audioStart(sampleRate: 8000, bits: 16),
-        .audioStart(sampleRate: 16000, bits: 8), .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .photoStart,
+        .photoSettings(PhotoSettings(quality: 0, resolution: 256)), .ready("3f2a"), .audioStart(AudioFormat(sampleRate: 8000, bits: 16)),
+        .audioStart(AudioFormat(sampleRate: 16000, bits: 8)),
+        .audioStart(AudioFormat(sampleRate: 16000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000))), .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .photoStart,
         .photoData([0xFF, 0xD8, 0xFF]), .photoEnd, .sceneStart, .sceneEnd, .cancelled, .battery(0), .battery(100), .tap,
         .listen(true), .listen(false), .wake("Heard \"hey glasses\""), .listening([0x00, 0x80, 0x7F]),
         .charging(true), .charging(false),
@@ -47,8 +48,11 @@ struct AppMessageTests {
         #expect(AppMessage.capture(PhotoSettings(quality: 3, resolution: 512)).encoded == [0x01, 0x16, 3, 0x02, 0x00])
         #expect(AppMessage.photoSettings(PhotoSettings(quality: 1, resolution: 720)).encoded == [0x01, 0x17, 1, 0x02, 0xD0])
         #expect(try AppMessage.decode([0x01, 0x81] + Array("abc".utf8)) == .ready("abc"))
-        #expect(try AppMessage.decode([0x01, 0x82, 8, 16]) == .audioStart(sampleRate: 8000, bits: 16))
-        #expect(try AppMessage.decode([0x01, 0x82, 16, 8]) == .audioStart(sampleRate: 16000, bits: 8))
+        #expect(try AppMessage.decode([0x01, 0x82, 8, 16]) == .audioStart(AudioFormat(sampleRate: 8000, bits: 16)))
+        #expect(try AppMessage.decode([0x01, 0x82, 16, 8]) == .audioStart(AudioFormat(sampleRate: 16000, bits: 8)))
+        #expect(
+            try AppMessage.decode([0x01, 0x82, 16, 0, 40, 100])
+                == .audioStart(AudioFormat(sampleRate: 16000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000))))
         #expect(try AppMessage.decode([0x01, 0x83, 0x01, 0xFE]) == .audioData([0x01, 0xFE]))
         #expect(try AppMessage.decode([0x01, 0x8B, 87]) == .battery(87))
         #expect(try AppMessage.decode([0x01, 0x8A]) == .cancelled)
@@ -98,6 +102,10 @@ struct AppMessageTests {
             ([0x01, 0x8A, 0x00], .badPayload("cancelled")),
             ([0x01, 0x82, 8], .badPayload("audioStart")),
             ([0x01, 0x82, 8, 16, 0], .badPayload("audioStart")),
+            ([0x01, 0x82, 16, 0, 40], .badPayload("audioStart")),
+            ([0x01, 0x82, 16, 0, 19, 100], .badPayload("audioStart")),
+            ([0x01, 0x82, 16, 0, 40, 90], .badPayload("audioStart")),
+            ([0x01, 0x82, 16, 1, 40, 100], .badPayload("audioStart")),
             ([0x01, 0x82, 44, 16], .badPayload("audioStart")),
             ([0x01, 0x82, 8, 24], .badPayload("audioStart")),
             ([0x01, 0x82, 12, 8], .badPayload("audioStart")),

@@ -237,7 +237,7 @@ struct FrameGlassesTests {
         }
     }
 
-    @Test("a Halo is told from a Frame by its audio characteristic once connected: its own kind and app, drawn on 256x256, charging reported, a tap's question recorded at 16 kHz")
+    @Test("a Halo is told from a Frame by its audio characteristic once connected: its own kind and app, drawn on 256x256, charging reported, a tap's question recorded as LC3 at 16 kHz")
     func halo() async throws {
         try await BLEWorld.with { ble in
             try await ble.withFrameSession(frame, halo: true) { bus, vf in
@@ -270,6 +270,9 @@ struct FrameGlassesTests {
                 let seconds = (audio["duration_s"] as? Double) ?? 0
                 #expect(seconds > 3 && seconds < 8, "\(audio)")
                 #expect(audio["wav_rate"] as? Int == 16_000, "\(audio)")
+                // The app said LC3 at 16 kHz in 40-byte 10 ms frames (AUDIO_START, as the Halo sent it).
+                let sent = try String(contentsOfFile: ble.world.directory + "/frame\(frame).jsonl", encoding: .utf8)
+                #expect(sent.contains("\"tx\": \"0182100028" + "64\""), "no LC3 AUDIO_START among what the Halo sent")
             }
         }
     }

@@ -268,7 +268,13 @@ local function start_recording()
     append('\nThe microphone failed', FAILURE)
     return
   end
-  send(M.AUDIO_START, string.char(mic.sample_rate // 1000, mic.bit_depth))
+  -- PCM [kHz, bits]; LC3 [kHz, 0, frame bytes, frame duration / 100 us] (duration in 10 us).
+  local khz = mic.sample_rate // 1000
+  if mic.encoder == 'lc3' then
+    send(M.AUDIO_START, string.char(khz, 0, mic.bitrate * mic.duration // 800000, mic.duration // 10))
+  else
+    send(M.AUDIO_START, string.char(khz, mic.bit_depth))
+  end
   S.state, S.recording_since, S.dirty = RECORDING, now(), true
 end
 

@@ -143,6 +143,8 @@ class Microphone:
         self.t_stop = None
         self.taken = 0                # samples read out of this recording
         self.base = 0                 # the sample of this recording at which the clip starts
+        self.coder = None             # an LC3 encoder while recording LC3 (a Halo)
+        self.coded = bytearray()      # LC3 bytes not yet read
 
     def feed(self, path):
         with wave.open(path, "rb") as w:
@@ -159,13 +161,25 @@ class Microphone:
             self.clip = (rate, bytes(out))
             self.base = self.taken if self.running else 0
 
-    def start(self, rate, bits):
+    def start(self, rate, bits, encoder="pcm", bitrate=None, duration=None):
+        """encoder "lc3" (a Halo): reads give LC3 frames as a byte stream, coded by liblc3
+        (bitrate in bit/s, duration 750 or 1000: 7.5 or 10 ms frames)."""
         if rate not in (8000, 16000):
             raise Fail("sample_rate must be 8000 or 16000")
         if bits not in (8, 16):
             raise Fail("bit_depth must be 8 or 16")
+        coder = None
+        if encoder == "lc3":
+            import lc3  # beside the world's scripts; loads liblc3.so.0
+            try:
+                coder = lc3.Encoder(lc3.Format(rate, 7500 if duration == 750 else 10000, bitrate=bitrate or 32000))
+            except (ValueError, OSError) as e:
+                raise Fail(f"lc3: {e}")
+            bits = 16
+        elif encoder != "pcm":
+            raise Fail("encoder must be pcm or lc3")
         with self.lock:
-            self.rate, self.bits = rate, bits
+            self.rate, self.bits, self.coder, self.coded = rate, bits, coder, bytearray()
             self.running, self.t0, self.t_stop, self.taken, self.base = True, time.monotonic(), None, 0, 0
 
     def stop(self):
@@ -180,7 +194,22 @@ class Microphone:
 
     def read(self, n):
         """Up to n bytes of samples recorded so far; b"" when none yet; None when stopped and
-        drained (or never started)."""
+        drained (or never started). LC3 is a byte stream: any n, frames split anywhere."""
+        if self.coder is None:
+            return self._read_pcm(n)
+        with self.lock:
+            stopped = not self.running
+        pcm = self._read_pcm(4096 * 2)
+        with self.lock:
+            if pcm:
+                self.coded += self.coder.encode(pcm)
+            if not self.coded:
+                return None if stopped and pcm is None else b""
+            out = bytes(self.coded[:int(n)])
+            del self.coded[:len(out)]
+            return out
+
+    def _read_pcm(self, n):
         with self.lock:
             end = self.t_stop if self.t_stop is not None else time.monotonic()
             if not self.running and self.t_stop is None:

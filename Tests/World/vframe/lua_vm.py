@@ -230,8 +230,10 @@ class LuaVM:
             # The firmware counts milliseconds and returns seconds as a float (lua_time_utc).
             return round(time.monotonic() - self.boot_time + self.time_offset, 3)
 
-        def mic_start(rate, bits):
-            self.mic.start(int(rate), int(bits))
+        def mic_start(rate, bits, encoder=b"pcm", bitrate=None, duration=None):
+            encoder = encoder.decode() if isinstance(encoder, bytes) else str(encoder)
+            self.mic.start(int(rate), int(bits), encoder, int(bitrate) if bitrate else None,
+                           int(duration) if duration else None)
 
         def cam_capture(resolution, quality_factor, quality):
             if quality is not None:

@@ -167,8 +167,8 @@ if HARDWARE_VERSION == "halo" then
   end
   frame.microphone.start = function(opts)
     opts = options(opts)
-    if (opts.encoder or "pcm") ~= "pcm" then error("the virtual Halo's microphone encodes pcm only", 2) end
-    local r, m = H.mic_start(opts.sample_rate or 16000, opts.bit_depth or 16)
+    local r, m = H.mic_start(opts.sample_rate or 16000, opts.bit_depth or 16, opts.encoder or "pcm", opts.bitrate,
+      opts.duration)
     if r == FAIL then error(m, 2) end
   end
 end
