@@ -137,6 +137,18 @@ public struct Assistant: Sendable {
         try await keep(question: question, answer: answer, queryID: queryID, mode: mode, usage: nil, newConversation: false)
     }
 
+    /// The answer to `queryID` as far as it was spoken: the wearer cut it off (barge-in). With
+    /// `question`, the turn was not kept yet (cut while it streamed) and is stored now, as spoken.
+    public func cut(queryID: String, question: String?, spoken: String, mode: Mode) async throws(AssistantError) {
+        if let question { try await keep(question: question, answer: spoken, queryID: queryID, mode: mode, usage: nil, newConversation: false) }
+        do {
+            try await store.cutAnswer(queryID: queryID, to: spoken)
+        } catch {
+            throw .internalFailure("The cut answer could not be saved.")
+        }
+        context.reload()
+    }
+
     private func keep(
         question: String, answer: String, queryID: String, mode: Mode, usage: TokenUsage?, newConversation: Bool
     ) async throws(AssistantError) {

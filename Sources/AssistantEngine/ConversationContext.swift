@@ -77,6 +77,14 @@ final class ConversationContext: Sendable {
         }
     }
 
+    /// A stored turn changed (an answer cut short): the next turn reads the store again.
+    func reload() {
+        state.withLock { state in
+            state.generation += 1
+            state.loaded = nil
+        }
+    }
+
     /// The history was cleared.
     func clear() {
         state.withLock { state in

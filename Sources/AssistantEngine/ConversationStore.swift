@@ -11,6 +11,9 @@ public protocol ConversationStore: Sendable {
         queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
         newConversation: Bool
     ) async throws
+    /// The answer to `queryID` as far as the wearer heard it before cutting it off: its text
+    /// replaced by `text`, marked cut (History keeps what was said, and so does the next context).
+    func cutAnswer(queryID: String, to text: String) async throws
     /// The tokens the current conversation's turns used, as reported; turns without a report add nothing.
     func tokensUsed() async throws -> Int64
     /// Forgets every message.

@@ -102,6 +102,12 @@ struct ManagerInterface {
     private func answerOf(_ call: MethodCall) async throws -> [DBusValue] {
         let id = call.arguments.first?.string ?? ""
         do {
+            // Cut as it was spoken: what was said, as text (its typed form is the whole answer's).
+            if try await archive.answerWasCut(queryID: id), let text = try await archive.answerText(queryID: id) {
+                var fields = TypedAnswerBus.fields(TypedAnswer.text(text), answeredBy: nil)
+                fields.cut = true
+                return [.string("text"), fields.busValue]
+            }
             if let typed = try await typedAnswers.load(queryID: id) {
                 return [.string(typed.answer.kind), TypedAnswerBus.dictionary(typed.answer, answeredBy: typed.answeredBy)]
             }

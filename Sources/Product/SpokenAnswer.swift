@@ -19,8 +19,10 @@ public final class SpokenAnswer: Sendable {
         var begun = 0
         /// Sentences the voice has begun.
         var voiced = 0
-        /// The sentences spoken whole, and the one being spoken.
-        var spoken: [String] = []
+        /// The sentences begun, each with the speaker's bytes written before it.
+        var spoken: [(text: String, start: Int)] = []
+        /// The speaker's bytes written.
+        var written = 0
     }
 
     private let state = Mutex(State())
@@ -63,8 +65,32 @@ public final class SpokenAnswer: Sendable {
         changed.pulse()
     }
 
-    /// What was spoken: whole sentences, and the one under way when cut.
-    public var spoken: [String] { state.withLock { $0.spoken } }
+    /// The sentences begun on the speaker.
+    public var spoken: [String] { state.withLock { $0.spoken.map(\.text) } }
+
+    /// What the wearer heard by the time the speaker stopped, by the audio it played: whole
+    /// sentences, then the words of the one it stopped in, in the share of its audio played.
+    public func said(_ report: SpeakerReport) -> String {
+        let rate = Double(speaker.format.bytesPerSecond)
+        let played = Int(
+            (Double(report.played.components.seconds) + Double(report.played.components.attoseconds) / 1e18) * rate)
+        return state.withLock { s in
+            var out: [String] = []
+            for (i, sentence) in s.spoken.enumerated() {
+                let end = i + 1 < s.spoken.count ? s.spoken[i + 1].start : s.written
+                if played >= end {
+                    out.append(sentence.text)
+                    continue
+                }
+                let share = end > sentence.start ? Double(played - sentence.start) / Double(end - sentence.start) : 0
+                let words = sentence.text.split(separator: " ")
+                let heard = Int((Double(words.count) * max(0, share)).rounded(.down))
+                if heard > 0 { out.append(words.prefix(heard).joined(separator: " ")) }
+                break
+            }
+            return out.joined(separator: " ")
+        }
+    }
 
     /// Returns once `run` has ended.
     public func ended() async { await done.wait() }
@@ -148,13 +174,16 @@ public final class SpokenAnswer: Sendable {
                 }
                 state.withLock { s in
                     s.begun += 1
-                    s.spoken.append(text)
+                    s.spoken.append((text, s.written))
                 }
                 changed.pulse()
                 for try await pcm in audio {
                     if state.withLock({ $0.cancelled }) { break }
                     let bytes = encoding.encode(pcm)
-                    if !bytes.isEmpty { try await speaker.write(bytes) }
+                    if !bytes.isEmpty {
+                        try await speaker.write(bytes)
+                        state.withLock { $0.written += bytes.count }
+                    }
                 }
             }
             guard started else { return nil }

@@ -7,6 +7,7 @@ import Foundation
 import GlassdAPI
 import Glasses
 import Logging
+import Synchronization
 
 /// Questions asked on the glasses: a tap records one (a hold takes a photo first). The audio is
 /// processed as it streams in, and the glasses are told to stop as soon as the speaker has; then
@@ -263,12 +264,15 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                 SpokenAnswer(speaker: speaker, voice: speech.voice, volume: speech.volume, logger: log)
             } else { nil }
         async let spokenReport = spoken?.run()
+        // What was heard, for a turn cut while it streamed (kept as far as it was spoken).
+        let heard = HeardQuestion()
         let outcome = await withTaskGroup(of: Result<(question: String, reply: AssistantReply), any Error>?.self) { group in
             group.addTask {
                 do {
                     return .success(
                         try await GlassesAnswer.showing(stream, onLinkLoss: .abandon, logger: log) {
-                            try await work(id, utterance: utterance, photo: photo, stream: stream, spoken: spoken, logger: log)
+                            try await work(
+                                id, utterance: utterance, photo: photo, stream: stream, spoken: spoken, heardBox: heard, logger: log)
                         })
                 } catch {
                     return .failure(error)
@@ -305,13 +309,40 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                 group.cancelAll()
             }
         }
-        if let report = await spokenReport { SpokenAnswer.log(report, logger: log) }
+        if let report = await spokenReport {
+            SpokenAnswer.log(report, logger: log)
+            if report.cut, let spoken {
+                await keepCut(id, said: spoken.said(report), outcome: outcome, heard: heard.text, logger: log)
+            }
+        }
+    }
+
+    /// An answer the wearer cut off while it was spoken is kept as far as it was said, marked
+    /// cut. Nothing is kept for a question cut before a word was said.
+    private func keepCut(
+        _ id: String, said: String, outcome: Result<(question: String, reply: AssistantReply), any Error>,
+        heard: String?, logger: Logger
+    ) async {
+        guard !said.isEmpty else { return }
+        do {
+            switch outcome {
+            case .success(let turn):
+                guard said != turn.reply.text.trimmingCharacters(in: .whitespacesAndNewlines) else { return }
+                try await assistant.cut(queryID: id, question: nil, spoken: said, mode: mode.mode)
+            case .failure:
+                guard let heard, mode.mode != .translator else { return }
+                try await assistant.cut(queryID: id, question: heard, spoken: said, mode: mode.mode)
+            }
+            logger.info("the answer was cut as it was spoken", metadata: ["kept_chars": "\(said.count)"])
+        } catch {
+            logger.warning("the cut answer could not be kept: \(error)")
+        }
     }
 
     /// Returns the turn as stored: the question and its answer.
     private func work(
         _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?,
-        spoken: SpokenAnswer?, logger: Logger
+        spoken: SpokenAnswer?, heardBox: HeardQuestion, logger: Logger
     ) async throws -> (question: String, reply: AssistantReply) {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
         var image = try photo.get()
@@ -334,6 +365,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         logger.info("question heard", metadata: ["chars": "\(heard.count)", "photo": "\(image?.count ?? 0)"])
         let question: String
         let answer: AssistantReply
+        if !translate { heardBox.text = heard }
         if translate {
             question = Self.spokenQuestion
             answer = AssistantReply(text: heard, typed: .text(heard), answeredBy: nil)
@@ -367,5 +399,15 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             logger.warning("the transcription could not be marked consumed: \(error)")
         }
         return (question, answer)
+    }
+}
+
+/// The question as heard, once it is: kept for an answer cut while it streamed.
+final class HeardQuestion: Sendable {
+    private let value = Mutex<String?>(nil)
+
+    var text: String? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }

@@ -48,6 +48,21 @@ public struct HistoryArchive: Sendable {
         ).first?.text
     }
 
+    /// Whether the newest answer kept for `queryID` was cut off as it was spoken (its text is
+    /// what was said).
+    public func answerWasCut(queryID: String) async throws(HistoryError) -> Bool {
+        do {
+            return try await database.pool.read { db in
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT cut FROM messages WHERE query_id = ? AND role = 'assistant' ORDER BY created_at DESC, id DESC LIMIT 1",
+                    arguments: [queryID]) ?? false
+            }
+        } catch {
+            throw .failed("Could not read the history: \(error)")
+        }
+    }
+
     /// Messages holding every word of `words` (any case, any order, diacritics folded), best first.
     public func search(_ words: String, limit: Int) async throws(HistoryError) -> [StoredMessage] {
         let match = try Self.matchExpression(words)

@@ -153,6 +153,10 @@ enum Migrations {
                     );
                     """)
         }
+        migrator.registerMigration("v10") { db in
+            // 1: the answer is kept as far as it was spoken before the wearer cut it off.
+            try db.execute(sql: "ALTER TABLE messages ADD COLUMN cut INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

@@ -57,6 +57,13 @@ public struct SQLiteConversationStore: ConversationStore {
         }
     }
 
+    public func cutAnswer(queryID: String, to text: String) async throws {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE messages SET text = ?, cut = 1 WHERE query_id = ? AND role = 'assistant'", arguments: [text, queryID])
+        }
+    }
+
     public func tokensUsed() async throws -> Int64 {
         try await database.pool.read { db in
             try Int64.fetchOne(

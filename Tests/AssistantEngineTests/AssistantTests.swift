@@ -15,6 +15,12 @@ final class MemoryStore: ConversationStore {
         messages.withLock { Array($0.suffix(limit)) }
     }
 
+    func cutAnswer(queryID: String, to text: String) async throws {
+        messages.withLock { turns in
+            for i in turns.indices where turns[i].queryID == queryID && turns[i].role == .assistant { turns[i].text = text }
+        }
+    }
+
     func appendTurn(
         queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
         newConversation: Bool
@@ -51,6 +57,18 @@ struct AssistantTests {
     }
 
     private let stream = ["data: {\"choices\":[{\"delta\":{\"content\":\"A\"}}]}\n\n", "data: [DONE]\n\n"]
+
+    @Test("an answer cut off as it was spoken: kept as far as it was said")
+    func cut() async throws {
+        let store = MemoryStore()
+        let assistant = Assistant(client: nil, store: store, historyBudget: 8000)
+        try await assistant.record(question: "tell me a story", answer: "Once upon a time. There was a fox. The end.", queryID: "q1", mode: .assistant)
+        try await assistant.cut(queryID: "q1", question: nil, spoken: "Once upon a time.", mode: .assistant)
+        #expect(store.messages.withLock { $0.map(\.text) } == ["tell me a story", "Once upon a time."])
+        // Cut while it still streamed: the turn is kept now, as spoken.
+        try await assistant.cut(queryID: "q2", question: "and then", spoken: "Then the fox", mode: .assistant)
+        #expect(store.messages.withLock { $0.suffix(2).map(\.text) } == ["and then", "Then the fox"])
+    }
 
     @Test("both turns are stored, and sent as context next time")
     func storesTurns() async throws {

@@ -13,6 +13,8 @@ final class CountingStore: ConversationStore {
         return try await inner.recentMessages(limit: limit)
     }
 
+    func cutAnswer(queryID: String, to text: String) async throws { try await inner.cutAnswer(queryID: queryID, to: text) }
+
     func appendTurn(
         queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
         newConversation: Bool
@@ -29,6 +31,19 @@ final class CountingStore: ConversationStore {
 
 @Suite("Conversation context in memory", .timeLimit(.minutes(5)))
 struct ConversationContextTests {
+    @Test("after a stored answer changes (cut as spoken), the next turn reads the store again and sends the cut text")
+    func reloadAfterCut() async throws {
+        let store = CountingStore()
+        let context = ConversationContext(store: store, budget: 8000, window: 50)
+        try await store.appendTurn(queryID: "q1", question: "story", answer: "One. Two. Three.", mode: .assistant, at: 1)
+        #expect(try await context.messages().map(\.content) == ["story", "One. Two. Three."])
+        try await store.cutAnswer(queryID: "q1", to: "One.")
+        #expect(try await context.messages().map(\.content) == ["story", "One. Two. Three."], "cached until told")
+        context.reload()
+        #expect(try await context.messages().map(\.content) == ["story", "One."])
+        #expect(store.reads.withLock { $0 } == 2)
+    }
+
     @Test("read once, then appended turns give what trimming the whole history would", arguments: [0, 7, 40])
     func matchesFullSelection(budget: Int) async throws {
         let store = CountingStore()

@@ -15,8 +15,8 @@ struct StorageTests {
     func migrations() throws {
         let dir = directory()
         let database = try GlassdDatabase(directory: dir)
-        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"])
-        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"])
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"])
+        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"])
         #expect(FileManager.default.fileExists(atPath: dir + "/glassd.sqlite-wal"))
     }
 
@@ -111,7 +111,7 @@ struct MigrationTests {
         }
         try old.close()
         let database = try GlassdDatabase(directory: dir)
-        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"])
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"])
         #expect(try await HistoryArchive(database: database).search("BIBLIOTHEQUE ou", limit: 5).map(\.text) == [
             "Où est la bibliothèque ?"
         ])

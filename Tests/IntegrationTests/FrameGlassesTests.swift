@@ -311,7 +311,7 @@ struct FrameGlassesTests {
         }
     }
 
-    @Test("barge-in by tap: a tap while a Halo speaks stops the speech at once (nothing written after it but what was in flight) and asks the next question")
+    @Test("barge-in by tap: a tap while a Halo speaks stops the speech at once (nothing written after it but what was in flight) and asks the next question; History keeps the answer as far as it was said, marked cut")
     func haloTapCutsSpeech() async throws {
         try await BLEWorld.with { ble in
             try await ble.withFrameSession(frame, halo: true) { bus, vf in
@@ -323,10 +323,14 @@ struct FrameGlassesTests {
                 let started = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStarted"))
                 let signals = try await questionSignals(bus)
                 try await vf.call("Tap")
-                #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
+                let first = try await untilEnd(signals)
+                #expect(first.last?.member == GlassdBus.Signal.answered)
+                let firstID = try #require(first.last?.arguments.first?.string)
                 try await within(.seconds(30), failure: { "the Halo's speaker never started" }) {
                     for await _ in started { return }
                 }
+                // About a third of "echo: what is the tallest mountain" (10 s at 4,000 bytes a second).
+                try await vf.call("WaitPlayed", [.uint64(14_000)])
                 try await ble.world.setSpeech(["ms_per_char": 60])
                 try await ble.world.setTranscript("and now")
                 let next = try await questionSignals(bus)
@@ -338,6 +342,14 @@ struct FrameGlassesTests {
                 #expect(Double(stats["played", default: 0]) < full * 0.8, "the first answer was cut: \(stats)")
                 #expect(stats["late_writes", default: 0] <= 2, "writes after the tap stopped the speaker: \(stats)")
                 #expect(stats["ble_rejected_bytes"] == 0, "\(stats)")
+                // History keeps the first answer as far as it was spoken, marked cut.
+                let answer = try await bus.call(
+                    GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: "AnswerOf",
+                    [.string(firstID)])
+                let fields = answer.last?.stringKeyed ?? [:]
+                #expect(fields["cut"] == .variant(.bool(true)), "\(fields)")
+                let said = fields["text"].flatMap { if case .variant(let v) = $0 { v.string } else { nil } } ?? ""
+                #expect(!said.isEmpty && "echo: what is the tallest mountain".hasPrefix(said) && said.count < 30, "kept: \(said)")
             }
         }
     }

@@ -172,6 +172,12 @@ final class MemoryConversation: ConversationStore {
 
     func recentMessages(limit: Int) async throws -> [StoredMessage] { turns.withLock { Array($0.suffix(limit)) } }
 
+    func cutAnswer(queryID: String, to text: String) async throws {
+        turns.withLock { turns in
+            for i in turns.indices where turns[i].queryID == queryID && turns[i].role == .assistant { turns[i].text = text }
+        }
+    }
+
     func appendTurn(
         queryID: String, question: String, answer: String, mode: Mode, at unixMS: Int64, usage: TokenUsage?,
         newConversation: Bool

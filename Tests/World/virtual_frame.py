@@ -407,6 +407,20 @@ class Control(ServiceInterface):
                 for k, v in self.vf.speaker.totals().items()}
 
     @method()
+    async def WaitPlayed(self, count: "t"):
+        """Returns once the speaker has played `count` bytes in all (its model says when that is
+        due while it streams); fails after 30 s without."""
+        deadline = time.monotonic() + 30
+        while True:
+            totals = self.vf.speaker.totals()
+            if totals["played"] >= count:
+                return
+            if time.monotonic() > deadline:
+                raise DBusError("org.glassd.test.Error.Failed", f"the speaker played {totals['played']} of {count} bytes")
+            due = (count - totals["played"]) / max(1, self.vf.speaker.rate) if totals["streaming"] else 0.05
+            await asyncio.sleep(min(max(due, 0.01), 1.0))
+
+    @method()
     def Stats(self) -> "a{sv}":
         out = {k: Variant("t", int(v)) for k, v in self.vf.stats.items()}
         out["frames"] = Variant("t", self.vf.display.frames)
