@@ -23,6 +23,11 @@ public final class SpokenAnswer: Sendable {
         var spoken: [(text: String, start: Int)] = []
         /// The speaker's bytes written.
         var written = 0
+        /// When the first sentence ended (in the stream, or with it), and when its first audio
+        /// was written to the speaker: the part of the delay before the wearer hears anything
+        /// that is glassd's and the voice's.
+        var firstSentence: ContinuousClock.Instant?
+        var firstWrite: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -45,6 +50,7 @@ public final class SpokenAnswer: Sendable {
         state.withLock { s in
             guard !s.finished else { return }
             s.queued += s.splitter.feed(piece)
+            if s.firstSentence == nil, !s.queued.isEmpty { s.firstSentence = .now }
         }
         changed.pulse()
     }
@@ -55,6 +61,7 @@ public final class SpokenAnswer: Sendable {
             guard !s.finished else { return }
             s.finished = true
             if let rest = s.splitter.finish() { s.queued.append(rest) }
+            if s.firstSentence == nil, !s.queued.isEmpty { s.firstSentence = .now }
         }
         changed.pulse()
     }
@@ -63,6 +70,11 @@ public final class SpokenAnswer: Sendable {
     public func cancel() {
         state.withLock { $0.cancelled = true }
         changed.pulse()
+    }
+
+    /// From the end of the first sentence to its first audio written to the speaker.
+    public var firstAudioDelay: Duration? {
+        state.withLock { s in s.firstSentence.flatMap { start in s.firstWrite.map { start.duration(to: $0) } } }
     }
 
     /// The sentences begun on the speaker.
@@ -120,14 +132,16 @@ public final class SpokenAnswer: Sendable {
         }
     }
 
-    /// The log line of a spoken answer: what was written and played, and the glasses' counters
-    /// (a byte the speaker refused, `ble_rejected_bytes`, is audio lost).
-    public static func log(_ report: SpeakerReport, logger: Logger) {
-        let played = Double(report.played.components.seconds) + Double(report.played.components.attoseconds) / 1e18
+    /// The log line of a spoken answer: what was written and played, the first sentence's end to
+    /// its first audio written (`first_audio_ms`), and the glasses' counters (a byte the speaker
+    /// refused, `ble_rejected_bytes`, is audio lost).
+    public func log(_ report: SpeakerReport, logger: Logger) {
+        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
         logger.info(
             "answer spoken",
             metadata: [
-                "bytes": "\(report.written)", "played_s": "\((played * 100).rounded() / 100)", "cut": "\(report.cut)",
+                "bytes": "\(report.written)", "played_s": "\((seconds(report.played) * 100).rounded() / 100)",
+                "cut": "\(report.cut)", "first_audio_ms": "\(firstAudioDelay.map { "\(Int(seconds($0) * 1000))" } ?? "-")",
                 "speaker": "\(report.device.isEmpty ? "-" : report.device)",
             ])
     }
@@ -182,7 +196,10 @@ public final class SpokenAnswer: Sendable {
                     let bytes = encoding.encode(pcm)
                     if !bytes.isEmpty {
                         try await speaker.write(bytes)
-                        state.withLock { $0.written += bytes.count }
+                        state.withLock { s in
+                            s.written += bytes.count
+                            if s.firstWrite == nil { s.firstWrite = .now }
+                        }
                     }
                 }
             }

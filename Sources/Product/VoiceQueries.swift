@@ -310,7 +310,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         if let report = await spokenReport {
-            SpokenAnswer.log(report, logger: log)
+            spoken?.log(report, logger: log)
             if report.cut, let spoken {
                 await keepCut(id, said: spoken.said(report), outcome: outcome, heard: heard.text, logger: log)
             }

@@ -403,8 +403,10 @@ class Control(ServiceInterface):
     def SpeakerStats(self) -> "a{sv}":
         """The speaker's counters since its last reset, with its totals over the run: every byte
         played ("played") and each time audio came again after the ring ran dry ("gaps")."""
-        return {k: Variant("b", v) if isinstance(v, bool) else Variant("t", int(v))
-                for k, v in self.vf.speaker.totals().items()}
+        out = {k: Variant("b", v) if isinstance(v, bool) else Variant("t", int(v))
+               for k, v in self.vf.speaker.totals().items()}
+        out["tap_to_last_write_us"] = Variant("t", int(self.vf.tap_to_last_write * 1e6))
+        return out
 
     @method()
     async def WaitPlayed(self, count: "t"):
@@ -460,6 +462,7 @@ class Frame:
         self.flash = devices.Flash(args.fs)
         self.mic, self.display = devices.Microphone(), devices.Display()
         self.speaker, self.speaker_stats = Speaker(), not args.no_speaker_stats
+        self.speaker_started_at = self.tap_to_last_write = 0.0
         self.camera = devices.Camera(args.photo)
         self.vm = LuaVM(self, self.flash, self.mic, self.camera, self.display, self.stats)
         self.mode = "app"           # "off", "asleep" (frame.sleep()), "dfu"
@@ -632,6 +635,11 @@ class Frame:
         self._in_loop(self._display_changed, text)
 
     def speaker_start(self, *args):
+        # A tap since the last start: how long audio still came after it (measured when the
+        # next answer starts the speaker, so its own audio is not counted).
+        if self.last_tap > self.speaker_started_at:
+            self.tap_to_last_write = max(0.0, self.speaker.last_write_at - self.last_tap)
+        self.speaker_started_at = time.monotonic()
         self.speaker.start(*args)
         rate = self.speaker.rate
         self._in_loop(lambda: self.control.SpeakerStarted(rate))

@@ -30,8 +30,10 @@ class Speaker:
         self.total_played = 0
         self.gaps = 0
         self.dry = False
-        # Writes that came while the speaker was stopped (after a tap stopped it, say).
+        # Writes that came while the speaker was stopped (after a tap stopped it, say), and when
+        # the last write came (time.monotonic()).
         self.late_writes = 0
+        self.last_write_at = 0.0
 
     def reset_counts(self):
         self.counts = dict(starts=0, ble_writes=0, ble_bytes=0, ble_rejected=0, ble_rejected_bytes=0,
@@ -77,6 +79,7 @@ class Speaker:
             now = self.clock()
             self._play_until(now)
             self.counts["ble_writes"] += 1
+            self.last_write_at = time.monotonic()
             if not self.streaming:
                 self.late_writes += 1
             if self.ring + len(data) > RING:
