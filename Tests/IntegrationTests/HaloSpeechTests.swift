@@ -82,6 +82,35 @@ struct HaloSpeechTests {
         }
     }
 
+    @Test("a tap while a typed answer is spoken stops the speech only: the caller gets the whole answer, and History keeps it whole")
+    func tapStopsSpeechOnly() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(halo, halo: true) { bus, vf in
+                try await ble.pairReady(halo, bus)
+                let fed = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerFed"))
+                let stops = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStopped"))
+                // About 8 s of the fake voice's tone: time enough to tap in the middle.
+                let question = "tell me of the mountains. They are tall. Some are very tall. Most are old. Tell me more."
+                async let reply = bus.call(
+                    GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: "QueryWith",
+                    [.string(question), .dict(key: "s", value: "v", [.init(.string("speak"), .variant(.bool(true)))])], timeoutSeconds: 60)
+                try await within(.seconds(30), failure: { "the speaker was never fed" }) {
+                    for await _ in fed { return }
+                    throw TestFailure("the virtual Halo went away")
+                }
+                try await vf.call("Tap")
+                let answer = try await reply.first?.string
+                #expect(answer == "echo: " + question)
+                let stats = try await playedStats(stops, vf)
+                let whole = Double(("echo: " + question).count) * 0.060 * 32_000
+                #expect(Double(stats["played", default: 0]) < whole * 0.8, "the speech went on after the tap: \(stats)")
+                let history = try await ble.world.glassctl(["history", "--json", "-n", "2"])
+                let rows = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]]
+                #expect(rows?.compactMap { $0["text"] as? String }.last == "echo: " + question, "\(history.stdout)")
+            }
+        }
+    }
+
     @Test("[speech_out] speak = \"never\": a voice question on the Halo is answered and not spoken, nor a QueryWith speak=true")
     func neverSpeaks() async throws {
         try await BLEWorld.with { ble in
