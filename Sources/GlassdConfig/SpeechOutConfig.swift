@@ -5,9 +5,13 @@ import TOMLKit
 public struct SpeechOutSettings: Sendable, Equatable {
     /// When answers are spoken.
     public enum Speak: String, Sendable, CaseIterable {
-        /// On glasses that have a speaker (the default).
+        /// On glasses that have a speaker (the default): voice answers, and typed ones whose
+        /// caller asks (Manager1.QueryWith speak).
         case speaker
+        /// As `speaker` for now: glassd is a system service and does not reach the host's
+        /// speakers, so glasses without a speaker stay silent.
         case always
+        /// Nothing is spoken anywhere.
         case never
     }
 

@@ -85,7 +85,7 @@ public enum Daemon {
                 transport: transport)
         }
         let photos = try PhotoStore(database: database, keep: config.photosKept)
-        let speechOut = Self.speechOut(config, chatKey: key?.key, transport: transport)
+        let speechOut = Self.speechOut(config, chatKey: key?.key, transport: transport, logger: logger)
 
         let settings = SQLiteSettingsStore(database: database)
         let mode = ModeSetting(await SettingsService.storedMode(settings, logger: logger))
@@ -160,7 +160,7 @@ public enum Daemon {
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database),
             typedAnswers: SQLiteTypedAnswerStore(database: database), photos: photos,
-            mode: mode, sees: abilities.sees, backendDescription: Self.backendDescription(config, client, transcriber),
+            mode: mode, sees: abilities.sees, backendDescription: Self.backendDescription(config, client, transcriber, voice: Self.speechOutServer(config)),
             privacy: config.privacyName,
             tokensUsed: try await assistant.tokensUsed(), logger: logger, link: link,
             updateMethods: updates?.methods ?? [
@@ -168,7 +168,7 @@ public enum Daemon {
                     throw ErrorMapping.busError(GlassesRefusal.noBluetooth)
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
-            ], agents: agents, wake: config.wake, mayShowOnGlasses: mayShowOnGlasses)
+            ], agents: agents, wake: config.wake, speech: speechOut, mayShowOnGlasses: mayShowOnGlasses)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
@@ -243,12 +243,16 @@ public enum Daemon {
         return (interface, session, product)
     }
 
-    /// Manager1.Backend: the chat server and model, and the speech server's when it is another.
-    static func backendDescription(_ config: Config, _ client: OpenAIChatClient?, _ transcriber: TranscriptionClient?) -> String {
+    /// Manager1.Backend: the chat server and model, the speech server's when it is another, and
+    /// the voice's (`[speech_out]`) when it is another.
+    static func backendDescription(
+        _ config: Config, _ client: OpenAIChatClient?, _ transcriber: TranscriptionClient?, voice: SpeechServerConfig? = nil
+    ) -> String {
         let susi = config.assistantKind == "susi" ? config.baseURL.flatMap { URLComponents(string: $0)?.host }.map { "SUSI.AI at \($0)" } : nil
-        let chat = client?.config.publicDescription ?? susi ?? ""
-        guard config.transcriptionURL != nil, let speech = transcriber?.config.publicDescription else { return chat }
-        return chat + "; speech: " + speech
+        var described = client?.config.publicDescription ?? susi ?? ""
+        if config.transcriptionURL != nil, let speech = transcriber?.config.publicDescription { described += "; speech: " + speech }
+        if config.speechOut.baseURL != nil, let voice { described += "; voice: " + voice.publicDescription }
+        return described
     }
 
     /// `$STATE_DIRECTORY` under systemd (its first entry), else `--state-dir`, else /var/lib/glassd.

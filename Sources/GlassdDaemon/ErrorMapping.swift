@@ -126,7 +126,7 @@ extension ErrorMapping {
         let name =
             switch error {
             case .agentHoldsMode: GlassdErrorName.busy
-            case .unknownMode, .notADescriptor: GlassdErrorName.invalidArgs
+            case .unknownMode, .notADescriptor, .unknownQueryOption, .badQueryOptions: GlassdErrorName.invalidArgs
             case .noAnswerKept, .noPhotoKept: GlassdErrorName.notFound
             }
         return BusError(name: name, message: error.message)

@@ -36,6 +36,8 @@ struct ManagerInterface {
     let agents: AgentService
     /// `[wake]`, for Manager1.Wake's first value.
     let wake: WakeSettings?
+    /// How answers are spoken (QueryWith's speak); nil: never.
+    var speech: SpeechOut? = nil
     /// Whether a typed question of this caller (its bus name) may show on the glasses: writing
     /// on them is Display's, which not every caller may use.
     var mayShowOnGlasses: @Sendable (String) async -> Bool = { _ in true }
@@ -44,7 +46,8 @@ struct ManagerInterface {
         typealias Manager1 = GlassdBus.Manager1
         return Manager1.spec(
             methods: [
-                Manager1.Query.method { try await query($0) },
+                Manager1.Query.method { try await query($0, speak: false) },
+                Manager1.QueryWith.method { try await queryWith($0) },
                 Manager1.Photo.method { try await photo($0) },
                 Manager1.AnswerOf.method { try await answerOf($0) },
             ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods + [agents.startMethod],
@@ -80,14 +83,16 @@ struct ManagerInterface {
     }
 
     /// A typed question: answered to the caller, and shown on the glasses too when they are idle
-    /// (Product's TypedQuestions); here only its arguments, its id and its error's D-Bus name.
-    private func query(_ call: MethodCall) async throws -> [DBusValue] {
+    /// (Product's TypedQuestions), spoken with `speak`; here only its arguments, its id and its
+    /// error's D-Bus name.
+    private func query(_ call: MethodCall, speak: Bool) async throws -> [DBusValue] {
         let text = call.arguments.first?.string ?? ""
         let id = glassdQueryID(sender: call.sender, cookie: call.cookie)
-        let questions = TypedQuestions(assistant: assistant, session: link?.session, signals: signals, mode: mode, logger: logger)
+        let questions = TypedQuestions(
+            assistant: assistant, session: link?.session, signals: signals, mode: mode, speech: speech, logger: logger)
         let sender = call.sender
         do {
-            let reply = try await questions.ask(text, id: id) { [mayShowOnGlasses] in await mayShowOnGlasses(sender) }
+            let reply = try await questions.ask(text, id: id, speak: speak) { [mayShowOnGlasses] in await mayShowOnGlasses(sender) }
             return [.string(reply.text)]
         } catch {
             let busError = ErrorMapping.busError(error)
@@ -95,6 +100,22 @@ struct ManagerInterface {
                 "query failed", metadata: ["query_id": "\(id)", "error": "\(busError.name)", "reason": "\(busError.message)"])
             throw busError
         }
+    }
+
+    /// QueryWith: Query with options (dbus/org.glassd.Manager1.xml's keys: `speak`).
+    private func queryWith(_ call: MethodCall) async throws -> [DBusValue] {
+        let options: GlassdBus.Manager1.QueryOptions
+        do throws(ContractError) {
+            options = try GlassdBus.Manager1.QueryOptions(call.arguments.dropFirst().first ?? .dict(key: "s", value: "v", []))
+        } catch {
+            let refusal: ManagerRefusal =
+                switch error {
+                case .unknownKey(let name, _, _): .unknownQueryOption(name)
+                case .wrongType, .missingArgument: .badQueryOptions
+                }
+            throw ErrorMapping.busError(refusal)
+        }
+        return try await query(call, speak: options.speak ?? false)
     }
 
     /// An answer's structure by its query id: the typed form kept for it, else its text from

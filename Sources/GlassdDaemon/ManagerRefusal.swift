@@ -12,6 +12,10 @@ enum ManagerRefusal: Error, Sendable, Equatable {
     case noPhotoKept(queryID: String)
     /// A history call's argument is not an open descriptor.
     case notADescriptor
+    /// QueryWith: an option it does not take.
+    case unknownQueryOption(String)
+    /// QueryWith: options that are not an a{sv}, or a value of the wrong type.
+    case badQueryOptions
 
     var message: String {
         switch self {
@@ -20,6 +24,8 @@ enum ManagerRefusal: Error, Sendable, Equatable {
         case .noAnswerKept(let id): "No answer is kept for the question \"\(id)\"."
         case .noPhotoKept(let id): "No photo is kept for the question \"\(id)\"."
         case .notADescriptor: "Expected an open file descriptor."
+        case .unknownQueryOption(let name): "Unknown option \(name): QueryWith takes speak (b)."
+        case .badQueryOptions: "QueryWith's options are an a{sv}: speak (b)."
         }
     }
 }

@@ -168,7 +168,7 @@ public final class SpokenAnswer: Sendable {
                 do {
                     sink.yield((text, try await voice.speak(text)))
                 } catch {
-                    logger.info("the answer cannot be spoken: \(error)")
+                    if !(error is SpeechVoiceOff) { logger.info("the answer cannot be spoken: \(error)") }
                     return
                 }
             }

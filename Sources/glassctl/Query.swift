@@ -14,8 +14,11 @@ struct Query: AsyncParsableCommand {
     @Argument(help: "The question.")
     var text: [String]
 
-    @Option(help: "Seconds to wait for the answer.")
+    @Option(help: "Seconds to wait for the answer (and, with --speak, its speech).")
     var timeout: Double = 120
+
+    @Flag(help: "Speak the answer on the glasses' speaker too, when they have one (QueryWith speak).")
+    var speak = false
 
     struct Output: Encodable {
         var query_id: String
@@ -57,9 +60,16 @@ struct Query: AsyncParsableCommand {
             }()
             let answer: String
             do {
-                answer = try await client.manager.query(text: question, timeoutSeconds: timeout) { cookie in
+                let sent: @Sendable (UInt64) -> Void = { cookie in
                     queryID.withLock { $0 = glassdQueryID(sender: unique, cookie: cookie) }
                 }
+                answer =
+                    if speak {
+                        try await client.manager.queryWith(
+                            question: question, options: GlassdBus.Manager1.QueryOptions(speak: true), timeoutSeconds: timeout, sent: sent)
+                    } else {
+                        try await client.manager.query(text: question, timeoutSeconds: timeout, sent: sent)
+                    }
             } catch {
                 await client.connection.close()
                 _ = await printed

@@ -44,6 +44,8 @@ struct ErrorMappingTests {
         (AgentStartRefusal.optionsNotADictionary, invalidArgs, "StartAgent takes a{sv} options."),
         (AgentStartRefusal.badGraph, invalidArgs, "graph must be a non-empty string (s)."),
         (AgentStartRefusal.unknownOption("voice"), invalidArgs, "Unknown option voice: StartAgent takes graph."),
+        (ManagerRefusal.unknownQueryOption("loud"), invalidArgs, "Unknown option loud: QueryWith takes speak (b)."),
+        (ManagerRefusal.badQueryOptions, invalidArgs, "QueryWith's options are an a{sv}: speak (b)."),
         (AuthorizationRefusal.unknownCaller, accessDenied, "Cannot tell who is calling."),
         (
             AuthorizationRefusal.polkitSilent(action: "org.glassd.manage"), accessDenied,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AssistantEngine
 import Foundation
 @testable import GlassdConfig
 @testable import GlassdDaemon
@@ -107,5 +108,24 @@ struct SpeechOutConfigTests {
         }
         #expect(try Config.parse(remote).privacyName == "cloud")
         #expect(try Config.parse(remote.replacingOccurrences(of: "https://tts.invalid", with: "http://localhost:9")).privacyName == "local")
+    }
+
+    @Test("speak = never: no voice at all; speaker and always: the voice, its server in Manager1.Backend when it is another, never its key")
+    func wiring() throws {
+        let chat = "[assistant]\nbase_url = \"http://127.0.0.1:8080/v1\"\nchat_model = \"m\"\n"
+        #expect(Daemon.speechOutServer(try Config.parse(chat + "[speech_out]\nspeak = \"never\"\n")) == nil)
+        #expect(Daemon.speechOutServer(try Config.parse("[speech_out]\nspeak = \"always\"\n")) == nil, "no server known")
+        let own = try Config.parse(
+            chat + "[speech_out]\nspeak = \"always\"\nbase_url = \"http://127.0.0.1:8090/v1\"\nmodel = \"kokoro\"\nvoice = \"af_sky\"\n")
+        let server = try #require(Daemon.speechOutServer(own))
+        #expect(server.baseURL == "http://127.0.0.1:8090/v1" && server.model == "kokoro" && server.voice == "af_sky")
+        #expect(server.apiKey == nil)
+        #expect(
+            Daemon.backendDescription(own, nil, nil, voice: server).hasSuffix("; voice: http://127.0.0.1:8090/v1 kokoro (af_sky)"),
+            "\(Daemon.backendDescription(own, nil, nil, voice: server))")
+        // The chat server's own voice is not another server: Backend says nothing more.
+        let shared = try Config.parse(chat)
+        #expect(Daemon.speechOutServer(shared)?.baseURL == "http://127.0.0.1:8080/v1")
+        #expect(!Daemon.backendDescription(shared, nil, nil, voice: Daemon.speechOutServer(shared)).contains("voice:"))
     }
 }

@@ -121,6 +121,21 @@ struct AuthorizationTests {
         }
     }
 
+    @Test("QueryWith as Query: a member asks with --speak and is answered, polkit asked only Display's check; a stranger is stopped by the bus policy")
+    func queryWithAsQuery() async throws {
+        try await withGlassd { bus in
+            let asked = try await bus.checks().count
+            let member = try await bus.glassctl(.member, ["query", "--speak", "What is the capital of France?"])
+            #expect(member.ok && !member.stdout.isEmpty, "\(member.stderr)")
+            // Only Display's check, as for Query (the answer may show and speak on the glasses), without a dialog.
+            let checks = try await bus.checks().dropFirst(asked)
+            #expect(checks.count == 1 && checks.allSatisfy { $0.action == GlassdBus.Action.manage && $0.flags == 0 }, "\(checks)")
+            let stranger = try await bus.send(
+                .stranger, GlassdBus.managerPath, GlassdBus.managerInterface, "QueryWith", ["string:hello"])
+            #expect(output(stranger).contains(accessDenied) && !output(stranger).contains("Not authorized"), "\(output(stranger))")
+        }
+    }
+
     @Test("a stranger subscribed to every glassd signal gets no question or answer text while a member asks; the member's own stream does; state changes reach everyone")
     func privateAnswers() async throws {
         try await withGlassd { bus in

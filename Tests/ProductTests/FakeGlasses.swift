@@ -26,6 +26,9 @@ final class FakeGlasses: GlassesSession {
     /// What `startQuestion(heard:)` throws, if anything (busy glasses).
     let refuseQuestions = Mutex<SessionError?>(nil)
 
+    /// The speaker these glasses have, if any.
+    let speakerFitted = Mutex<(any GlassesSpeaker)?>(nil)
+
     let record = Mutex(Record())
     let changed = Pulse()
     private let sink = Broadcast<SessionEvent>()
@@ -43,6 +46,7 @@ final class FakeGlasses: GlassesSession {
     func answerFinished(_ stream: AnswerStream?) async { note { $0.finishedAnswers += 1 } }
     func stopRecording() async throws { note { $0.stopRecordings += 1 } }
     func requestSceneFrame() async throws {}
+    func speaker() async -> (any GlassesSpeaker)? { speakerFitted.withLock { $0 } }
     func showAlert(_ text: String?) async throws { note { $0.alerts.append(text) } }
     func showPages(_ pages: [String]) async throws { note { $0.pages.append(pages) } }
     func pageLayout() async -> AnswerLayout { AnswerLayout(columns: 26, lines: 7) }

@@ -23,7 +23,7 @@ struct TypedQuestionsTests {
 
         init(
             glasses hasGlasses: Bool = true, server hasServer: Bool = true, mode: Mode = .assistant, tokenLimit: Int64 = 0,
-            local: LocalAnswering? = nil
+            local: LocalAnswering? = nil, speech: SpeechOut? = nil
         ) {
             let glasses = FakeGlasses()
             let events = RecordedEvents()
@@ -41,11 +41,13 @@ struct TypedQuestionsTests {
             self.conversation = conversation
             questions = TypedQuestions(
                 assistant: assistant, session: hasGlasses ? glasses : nil, signals: events, mode: ModeSetting(mode),
-                logger: Logger(label: "test"))
+                speech: speech, logger: Logger(label: "test"))
         }
 
-        func ask(_ text: String, id: String = "q1", mayShow: Bool = true) async throws(AssistantError) -> AssistantReply {
-            try await questions.ask(text, id: id) { [self] in
+        func ask(
+            _ text: String, id: String = "q1", speak: Bool = false, mayShow: Bool = true
+        ) async throws(AssistantError) -> AssistantReply {
+            try await questions.ask(text, id: id, speak: speak) { [self] in
                 self.displayAsked.withLock { $0 += 1 }
                 return mayShow
             }

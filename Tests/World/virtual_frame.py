@@ -108,6 +108,9 @@ class Characteristic(gatt_objects.GattCharacteristic):
                 self.vf.stats["audio_writes"] += 1
                 self.vf.stats["audio_bytes"] += len(value)
                 self.vf.speaker.write(bytes(value))   # a full ring refuses it, silently
+                if not self.vf.speaker_fed:
+                    self.vf.speaker_fed = True
+                    self.vf.control.SpeakerFed()
             else:
                 self.vf.on_smp(bytes(value))
 
@@ -439,6 +442,10 @@ class Control(ServiceInterface):
         return rate
 
     @dbus_signal()
+    def SpeakerFed(self):
+        """The first audio came to the speaker since it last stopped (a Halo)."""
+
+    @dbus_signal()
     def SpeakerStopped(self, flushed) -> "t":
         """frame.speaker.stop() ran (a Halo): the bytes it discarded unplayed."""
         return flushed
@@ -463,6 +470,7 @@ class Frame:
         self.mic, self.display = devices.Microphone(), devices.Display()
         self.speaker, self.speaker_stats = Speaker(), not args.no_speaker_stats
         self.speaker_started_at = self.tap_to_last_write = 0.0
+        self.speaker_fed = False    # audio came since the speaker last stopped (SpeakerFed once)
         self.camera = devices.Camera(args.photo)
         self.vm = LuaVM(self, self.flash, self.mic, self.camera, self.display, self.stats)
         self.mode = "app"           # "off", "asleep" (frame.sleep()), "dfu"
@@ -647,6 +655,7 @@ class Frame:
     def speaker_stop(self):
         """frame.speaker.stop() from the Lua thread: stops the speaker and says so on the bus."""
         flushed = self.speaker.stop()
+        self.speaker_fed = False
         self._in_loop(lambda: self.control.SpeakerStopped(flushed))
 
     def _display_changed(self, text):
