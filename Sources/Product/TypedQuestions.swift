@@ -77,7 +77,7 @@ public struct TypedQuestions: Sendable {
         if let spoken {
             // The speech plays out (or a tap on the glasses cuts it): the answer is whole either way.
             if case .success = answer { spoken.finish() } else { spoken.cancel() }
-            if let report = await spokenReport { SpokenAnswer.log(report, logger: log) }
+            if let report = await spokenReport { spoken.log(report, logger: log) }
         }
         switch answer {
         case .success(let reply):
