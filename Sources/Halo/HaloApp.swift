@@ -9,8 +9,9 @@ extension FrameApp {
 
 extension FrameModel {
     /// Brilliant Halo: its own app; pages of 30 columns by 20 lines of the 8-px font (the 21st is
-    /// the status); a speaker taking 16-bit PCM at 16 kHz on its audio channel.
+    /// the status); a speaker taking 16-bit PCM at 16 kHz on its audio channel; firmware updates
+    /// over its SMP channel.
     public static let halo = FrameModel(
         app: .halo, pageLayout: AnswerLayout(columns: 30, lines: 20),
-        speaker: (HaloChannel.audio, SpeakerFormat(codec: .pcm16, sampleRate: 16_000)))
+        speaker: (HaloChannel.audio, SpeakerFormat(codec: .pcm16, sampleRate: 16_000)), updateChannel: HaloChannel.smp)
 }

@@ -18,8 +18,11 @@ struct Update: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: "A firmware package (the .zip nrfutil makes).")
+    @Option(help: "A firmware package (the .zip nrfutil makes; a Halo's signed MCUboot image, zephyr.signed.bin).")
     var firmware: String?
+
+    @Argument(help: "A firmware file: short for --firmware FILE.")
+    var file: String?
 
     @Option(help: "An FPGA image (.bin).")
     var fpga: String?
@@ -67,7 +70,8 @@ struct Update: AsyncParsableCommand {
                 return .unixFD(fd)
             }
             // An image per component, by the name the glasses' Components give it.
-            var files = [("firmware", firmware), ("fpga", fpga)]
+            if file != nil && firmware != nil { throw ValidationError("Give the firmware once: FILE or --firmware.") }
+            var files = [("firmware", firmware ?? file), ("fpga", fpga)]
             for image in images {
                 guard let equals = image.firstIndex(of: "="), equals != image.startIndex else {
                     throw ValidationError("--image takes NAME=FILE, not \(image).")
