@@ -95,6 +95,9 @@ public struct MCUmgrUpdater: ComponentUpdater {
         let upload = ImageUpload(file)
         let total = file.bytes.count
         let fallback = settings.fallbackBufferSize
+        let clock = ContinuousClock()
+        let started = clock.now
+        var requests = 0
         try await link.run("the firmware upload") { client in
             let limit = min(try await client.mcumgrParameters().bufferSize(or: fallback), client.maxRequestSize)
             var offset = 0
@@ -106,6 +109,7 @@ public struct MCUmgrUpdater: ComponentUpdater {
                 let answer = try await client.upload(
                     upload, offset: offset, data: file.bytes[offset..<offset + size],
                     timeout: first ? ImageUploadTimeouts.firstChunk : ImageUploadTimeouts.chunk)
+                requests += 1
                 guard answer.offset <= total else {
                     throw UpdateFailure("The glasses asked for byte \(answer.offset) of a \(total)-byte image.")
                 }
@@ -117,6 +121,13 @@ public struct MCUmgrUpdater: ComponentUpdater {
                 job.progress(Self.uploadingFirmware, Double(offset) / Double(max(1, total)))
                 if offset == total {
                     if answer.match == false { throw UpdateFailure("The glasses received the image, but its SHA-256 does not match.") }
+                    let seconds = Double((clock.now - started) / .milliseconds(1)) / 1000
+                    context.logger.info(
+                        "firmware image uploaded",
+                        metadata: [
+                            "bytes": "\(total)", "requests": "\(requests)", "frame_limit": "\(limit)", "seconds": "\(seconds)",
+                            "bytes_per_s": "\(Int(Double(total) / max(seconds, 0.001)))",
+                        ])
                     return
                 }
             }
