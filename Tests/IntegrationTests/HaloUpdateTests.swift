@@ -124,7 +124,7 @@ struct HaloUpdateTests {
             _, vf, image, run, lines, boots in
             #expect(!run.ok)
             let message = lines.last?["message"] as? String ?? ""
-            #expect(message.contains("glassd's app did not answer"), "\(lines.last ?? [:])")
+            #expect(message.contains("glassd's app did not answer within 25 s"), "\(lines.last ?? [:])")
             #expect(message.contains("MCUboot reverts to the old image; nothing was confirmed"), "\(message)")
             try await VirtualFrame.waitForBooted(boots, version: "0.8.7")
             let state = try await vf.slotState()

@@ -27,6 +27,8 @@ final class FakeHalo: UpdateChannelAccess {
         /// Upload requests: (offset, the offset answered).
         var uploads: [(offset: Int, answered: Int)] = []
         var dropAt: Int?
+        /// From this many bytes held, upload requests go unanswered (the link stays up).
+        var hangAt: Int?
         var crashNextBoot = false
         var silentNextImage = false
         var selfConfirm = false
@@ -38,6 +40,8 @@ final class FakeHalo: UpdateChannelAccess {
 
     let state: Mutex<State>
     let statuses: Watched<SessionStatus>
+    /// Set when an upload request first goes unanswered (`hangAt`).
+    let hung = Watched(false)
     /// The image the update brings (its slot 1 hash once the upload completes).
     let incoming: MCUbootImage
 
@@ -127,6 +131,10 @@ final class FakeHalo: UpdateChannelAccess {
                 return (answered, s.channel)
             }
             return (answered, nil)
+        }
+        if let at = snapshot.hangAt, answered >= at {
+            hung.set(true)
+            return []
         }
         if let drop {
             // The link goes before the answer: a new link comes up.

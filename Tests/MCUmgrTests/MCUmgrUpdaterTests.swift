@@ -50,6 +50,22 @@ struct MCUmgrUpdaterTests {
         #expect(job.entered == ["uploading-firmware", "testing", "restarting", "verifying", "confirming"])
     }
 
+    @Test("Cancel during the upload: stopped there, the running image untouched and nothing marked")
+    func cancelUpload() async throws {
+        let halo = try Self.halo { $0.hangAt = 2000 }
+        let job = RecordedJob()
+        let image = try Self.image()
+        let update = Task { try await MCUmgrUpdater().apply(image, Self.context(halo, job)) }
+        #expect(try await halo.hung.wait(timeout: .seconds(20), clock: ContinuousClock()) { $0 } == true)
+        update.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await update.value }
+        let s = halo.snapshot
+        #expect(s.running == Self.old && !s.pending && s.resets == 0)
+        #expect(job.entered == ["uploading-firmware"])
+        #expect(MCUmgrUpdater.uploadingFirmware.cancelRefusal == nil)
+        #expect(MCUmgrUpdater.testing.cancelRefusal != nil && MCUmgrUpdater.confirming.cancelRefusal != nil)
+    }
+
     @Test("glasses on a test boot nobody confirmed: refused, nothing uploaded")
     func unconfirmedRunning() async throws {
         let halo = try Self.halo { $0.running.confirmed = false }
