@@ -266,7 +266,9 @@ struct FrameGlassesTests {
                 try await vf.call("Tap")
                 #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
                 try await vf.waitForDisplay(containing: "echo: what is the tallest mountain")
-                let audio = try #require(try await ble.world.serverRequests().last { ($0["path"] as? String)?.contains("/audio/") == true })
+                // The question's recording (a Halo also asks the speech server to speak the answer).
+                let audio = try #require(
+                    try await ble.world.serverRequests().last { ($0["path"] as? String)?.hasSuffix("/audio/transcriptions") == true })
                 let seconds = (audio["duration_s"] as? Double) ?? 0
                 #expect(seconds > 3 && seconds < 8, "\(audio)")
                 #expect(audio["wav_rate"] as? Int == 16_000, "\(audio)")
