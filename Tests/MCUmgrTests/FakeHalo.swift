@@ -31,6 +31,8 @@ final class FakeHalo: UpdateChannelAccess {
         var hangAt: Int?
         var crashNextBoot = false
         var silentNextImage = false
+        /// The next reset is lost with the link (it drops first): no reboot, a new link.
+        var loseNextReset = false
         var selfConfirm = false
         var resets = 0
         /// The session status when each confirm (`confirm: true`) arrived.
@@ -72,6 +74,16 @@ final class FakeHalo: UpdateChannelAccess {
         case (SMPGroup.os, 6):
             return FakeSMPDevice.reply(to: frame, .map(["buf_size": .int(256), "buf_count": .int(4)]))
         case (SMPGroup.os, 5):
+            let lost: FakeSMPDevice? = state.withLock { s in
+                guard s.loseNextReset else { return nil }
+                s.loseNextReset = false
+                return s.channel
+            }
+            if let lost {
+                lost.incoming.finish()
+                newLink(state: .ready, version: snapshot.running.version)
+                return []
+            }
             let reply = FakeSMPDevice.reply(to: frame, .map([]))
             reboot()
             return reply

@@ -99,6 +99,19 @@ struct MCUmgrUpdaterTests {
         #expect(halo.snapshot.running.version == "0.8.8")
     }
 
+    @Test("the link drops with the reset before the glasses took it: the health check finds the test still pending, resets again, confirms")
+    func resetLost() async throws {
+        let halo = try Self.halo { $0.loseNextReset = true }
+        let job = RecordedJob()
+        let info = try await MCUmgrUpdater().apply(try Self.image(), Self.context(halo, job))
+        #expect(info?.firmwareVersion == "0.8.8")
+        let s = halo.snapshot
+        #expect(s.resets == 1)
+        #expect(s.running.version == "0.8.8" && s.running.confirmed)
+        #expect(s.confirmedWhile.map(\.generation) == [3])
+        #expect(job.entered.filter { $0 == "restarting" }.count == 2)
+    }
+
     @Test("an image that does not boot: the glasses went back, nothing confirmed")
     func wentBack() async throws {
         let halo = try Self.halo { $0.crashNextBoot = true }
