@@ -12,8 +12,9 @@ struct Update: AsyncParsableCommand {
             Without files, glassd installs the images pinned in its firmware directory (manifest.toml, \
             see the README). Files given here are passed to glassd as open descriptors, so they may be \
             anywhere you can read. Each kind of glasses names its components (the paired glasses' \
-            Components property lists them): --image NAME=FILE gives any of them. Exits non-zero if the \
-            update fails or is cancelled.
+            Components property lists them): --image NAME=FILE gives any of them; a FILE alone is the \
+            firmware (a Halo's signed MCUboot image, which it boots for a test and glassd confirms once it \
+            answers). Exits non-zero if the update fails or is cancelled.
             """)
 
     @OptionGroup var options: GlobalOptions

@@ -30,7 +30,7 @@ private func makeImage(version: String, size: Int = 60_000, in dir: String) asyn
 struct HaloUpdateTests {
     /// The paired Halo ready, an image of 0.8.8, then `body` with the image and the update's run.
     private func withHaloUpdate(
-        restartSeconds: Int? = nil, _ arm: (VirtualFrame) async throws -> Void = { _ in },
+        restartSeconds: Int? = nil, _ arm: (VirtualFrame, BLEWorld, MCUbootFile) async throws -> Void = { _, _, _ in },
         _ check: (BLEWorld, VirtualFrame, MCUbootFile, CommandResult, [[String: Any]], AsyncStream<BusSignal>) async throws -> Void
     ) async throws {
         try await BLEWorld.with { ble in
@@ -44,7 +44,7 @@ struct HaloUpdateTests {
             try await ble.withFrameSession(halo, halo: true, config: config) { bus, vf in
                 try await ble.pairReady(halo, bus)
                 let image = try await makeImage(version: "0.8.8", in: ble.world.directory)
-                try await arm(vf)
+                try await arm(vf, ble, image)
                 let boots = try await vf.boots()
                 let run = try await within(.seconds(240), failure: { "the update did not end in 4 minutes" }) {
                     try await ble.world.glassctl(["update", "--json", image.path])
@@ -66,7 +66,19 @@ struct HaloUpdateTests {
 
     @Test("glassctl update FILE on a Halo: uploaded, test boot, healthy, then confirmed; one job with one bar; Device1 shows the new firmware")
     func update() async throws {
-        try await withHaloUpdate { ble, vf, image, run, lines, _ in
+        try await withHaloUpdate({ vf, ble, image in
+            // A damaged image is refused before the glasses are touched.
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: image.path))
+            bytes[bytes.count / 2] ^= 0xFF
+            let damaged = ble.world.directory + "/damaged.signed.bin"
+            try bytes.write(to: URL(fileURLWithPath: damaged))
+            let refused = try await ble.world.glassctl(["update", "--json", damaged])
+            #expect(!refused.ok)
+            #expect(refused.stderr.contains(GlassdErrorName.invalidImage), "\(refused.stderr)")
+            #expect(refused.stderr.contains("not a usable MCUboot image"), "\(refused.stderr)")
+            let counters = try await vf.slotState()["counters"] as? [String: Int] ?? [:]
+            #expect(counters["smp_upload_requests", default: 0] == 0, "\(counters)")
+        }) { ble, vf, image, run, lines, _ in
             #expect(run.ok, "\(run.stderr)")
             let statuses = lines.compactMap { $0["status"] as? String }
             for phase in ["uploading-firmware", "testing", "restarting", "verifying", "confirming", "done"] {
@@ -89,7 +101,7 @@ struct HaloUpdateTests {
 
     @Test("a drop mid-upload: glassd waits for the Halo and resumes from the offset it holds; one upload from zero")
     func dropResumes() async throws {
-        try await withHaloUpdate({ vf in
+        try await withHaloUpdate({ vf, _, _ in
             try await vf.call("DropLinks", [.array(element: "s", [.string("smp 20000")])])
         }) { _, vf, image, run, lines, _ in
             #expect(run.ok, "\(run.stderr)")
@@ -105,7 +117,7 @@ struct HaloUpdateTests {
 
     @Test("an image that crashes on its test boot: MCUboot reverts, the job fails saying the Halo went back to 0.8.7, nothing confirmed")
     func wentBack() async throws {
-        try await withHaloUpdate({ vf in try await vf.call("FailNextBoot", [.string("crash")]) }) { ble, vf, image, run, lines, _ in
+        try await withHaloUpdate({ vf, _, _ in try await vf.call("FailNextBoot", [.string("crash")]) }) { ble, vf, image, run, lines, _ in
             #expect(!run.ok)
             #expect(lines.last?["success"] as? Bool == false)
             let message = lines.last?["message"] as? String ?? ""
@@ -120,7 +132,7 @@ struct HaloUpdateTests {
 
     @Test("a new image whose app never answers: glassd resets the Halo, MCUboot reverts it, the job fails saying so")
     func silentReverted() async throws {
-        try await withHaloUpdate(restartSeconds: 25, { vf in try await vf.call("SilenceNextImage", [.bool(true)]) }) {
+        try await withHaloUpdate(restartSeconds: 25, { vf, _, _ in try await vf.call("SilenceNextImage", [.bool(true)]) }) {
             _, vf, image, run, lines, boots in
             #expect(!run.ok)
             let message = lines.last?["message"] as? String ?? ""
@@ -135,7 +147,7 @@ struct HaloUpdateTests {
 
     @Test("firmware that confirms its own test image (0.8.8): healthy, done, no confirm needed")
     func selfConfirmed() async throws {
-        try await withHaloUpdate({ vf in try await vf.call("SetSelfConfirm", [.bool(true)]) }) { ble, vf, image, run, lines, _ in
+        try await withHaloUpdate({ vf, _, _ in try await vf.call("SetSelfConfirm", [.bool(true)]) }) { ble, vf, image, run, lines, _ in
             #expect(run.ok, "\(run.stderr)")
             #expect(lines.last?["success"] as? Bool == true)
             #expect(!(lines.compactMap { $0["status"] as? String }.contains("confirming")))
