@@ -89,7 +89,7 @@ let package = Package(
         // Pure: Brilliant Halo, a kind on the Frame's Lua session with its own profile (speaker
         // audio, MCUmgr).
         .target(
-            name: "Halo", dependencies: ["Frame", "Glasses", "LinkKit"], resources: [.embedInCode("App/glassd_hw.lua")],
+            name: "Halo", dependencies: ["Frame", "Glasses", "LinkKit", "MCUmgr"], resources: [.embedInCode("App/glassd_hw.lua")],
             swiftSettings: strict),
 
         // Pure: the Monocle protocol (raw REPL, script upload, data channel, session) over a
@@ -122,7 +122,10 @@ let package = Package(
         // flight, the OS and image commands) and the MCUboot image file: what updates a Halo.
         .target(
             name: "MCUmgr",
-            dependencies: ["Concurrency", "LinkKit", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "Concurrency", "Glasses", "LinkKit", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
 
         // The product on any glasses: voice, photo and typed questions, scene mode, the answer on the
@@ -262,7 +265,10 @@ let package = Package(
             name: "FirmwareTests",
             dependencies: ["Firmware", "Concurrency", "LinkKit", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             swiftSettings: strict),
-        .testTarget(name: "MCUmgrTests", dependencies: ["MCUmgr", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "MCUmgrTests",
+            dependencies: ["MCUmgr", "Glasses", "Concurrency", "LinkKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "Concurrency", "LinkKit"], swiftSettings: strict),
         .testTarget(name: "GlassesTests", dependencies: ["Glasses", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -8,11 +8,17 @@ public struct FrameModel: Sendable {
     public var pageLayout: AnswerLayout
     /// The link channel the speaker's audio is written to, and what it plays; nil: no speaker.
     public var speaker: (channel: String, format: SpeakerFormat)?
+    /// The link channel the session lends to a firmware updater (`UpdateChannelAccess`); nil: none.
+    public var updateChannel: String?
 
-    public init(app: FrameApp, pageLayout: AnswerLayout, speaker: (channel: String, format: SpeakerFormat)? = nil) {
+    public init(
+        app: FrameApp, pageLayout: AnswerLayout, speaker: (channel: String, format: SpeakerFormat)? = nil,
+        updateChannel: String? = nil
+    ) {
         self.app = app
         self.pageLayout = pageLayout
         self.speaker = speaker
+        self.updateChannel = updateChannel
     }
 
     /// Brilliant Frame: 24 characters (its font is proportional) by 5 lines (the sixth is the

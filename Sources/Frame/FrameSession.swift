@@ -21,7 +21,7 @@ public struct FrameSessionSettings: Sendable {
 /// REPL in step, versions and battery read, glassd's app uploaded only when it differs, started
 /// (resumed when the same version already runs), then talks to the app in `AppMessage`s. Pure:
 /// a link's byte channel and a clock are all it needs.
-public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Duration == Duration {
+public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry, UpdateChannelAccess where C.Duration == Duration {
     let model: FrameModel
     var app: FrameApp { model.app }
     let clock: C
@@ -44,6 +44,8 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
     private var sceneFrame = PhotoAssembly()
     /// The current link's speaker channel, where the model has one and the glasses offer it.
     private var audio: (any ByteChannel)?
+    /// The current link's update channel (`model.updateChannel`), lent to a firmware updater.
+    private var lent: (any ByteChannel)?
     /// The app's word on the speaker of the answer being spoken.
     private var speakerLine: SpeakerLine?
 
@@ -78,6 +80,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
         writer = nil
         repl = nil
         audio = nil
+        lent = nil
         speakerLine = nil
         book.begin(generation)
     }
@@ -87,6 +90,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
         writer = nil
         repl = nil
         audio = nil
+        lent = nil
         speakerLine = nil
         questionPhoto = nil
         sceneFrame.abandon()
@@ -99,6 +103,7 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
             return
         }
         audio = model.speaker.flatMap { link.channel($0.channel) }
+        lent = model.updateChannel.flatMap { link.channel($0) }
         let (data, dataSink) = AsyncStream.makeStream(of: Incoming.self)
         let repl = LuaRepl(channel: channel, clock: clock, settings: settings.repl) { dataSink.yield($0) }
         do {
@@ -267,6 +272,10 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry where C.Dur
     }
 
     // MARK: Requests
+
+    /// Lent from the link's start, before the app answers: an updater can still reach the
+    /// glasses' update service when a new image's app is silent.
+    public func updateChannel() -> (any ByteChannel)? { lent }
 
     /// Breaks the app and runs `frame.update()`: the Frame reboots into its bootloader ("Frame
     /// Update", Nordic Secure DFU at its address + 1), dropping the link.

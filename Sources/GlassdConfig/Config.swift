@@ -59,6 +59,9 @@ public struct Config: Sendable, Equatable {
     public var updateMinBattery = 20
     /// How long connection attempts to the glasses' bootloader go on once it advertises.
     public var bootloaderConnectSeconds = 60
+    /// How long the glasses may take from a reset to ready again (a Halo's test boot: past it,
+    /// the new image's app counts as not answering).
+    public var updateRestartSeconds = 180
     /// `[privacy]`: keep every backend on this machine.
     var privacy = PrivacyPolicy()
     /// `[scene]`: seconds between frames in scene mode.
@@ -159,6 +162,8 @@ public struct Config: Sendable, Equatable {
         config.updateMinBattery = try reader.int(update, "update", "min_battery", in: 0...100) ?? config.updateMinBattery
         config.bootloaderConnectSeconds =
             try reader.int(update, "update", "bootloader_connect_seconds", in: 1...600) ?? config.bootloaderConnectSeconds
+        config.updateRestartSeconds =
+            try reader.int(update, "update", "restart_seconds", in: 10...600) ?? config.updateRestartSeconds
         config.sceneIntervalSeconds =
             try reader.int(scene, "scene", "interval_seconds", in: 1...3600) ?? config.sceneIntervalSeconds
         config.sceneDarkThreshold =

@@ -142,7 +142,9 @@ public enum Daemon {
                 policy: UpdatePolicy(
                     firmwareDirectory: config.firmwareDirectory ?? stateDirectory + "/firmware", auto: config.autoUpdate,
                     minBattery: UInt8(config.updateMinBattery)),
-                settings: UpdateSettings(bootloaderConnectWindow: .seconds(config.bootloaderConnectSeconds)),
+                settings: UpdateSettings(
+                    bootloaderConnectWindow: .seconds(config.bootloaderConnectSeconds),
+                    restartTimeout: .seconds(config.updateRestartSeconds)),
                 mark: updateMark, markShown: linked.interface.publishedMark, logger: logger)
         }
         var agentSettings = config.agent

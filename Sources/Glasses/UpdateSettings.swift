@@ -14,7 +14,8 @@ public struct UpdateSettings: Sendable {
     /// Tries of one transfer: after a drop it resumes or starts again, as its updater can.
     public var attempts = 8
 
-    public init(bootloaderConnectWindow: Duration = .seconds(60)) {
+    public init(bootloaderConnectWindow: Duration = .seconds(60), restartTimeout: Duration = .seconds(180)) {
         self.bootloaderConnectWindow = bootloaderConnectWindow
+        self.restartTimeout = restartTimeout
     }
 }

@@ -2,6 +2,7 @@
 import Frame
 import Glasses
 import LinkKit
+import MCUmgr
 
 /// Halo's characteristics beyond the Frame's Lua pair (halo-protocol.md): its speaker's audio in,
 /// and MCUmgr's SMP service for firmware updates. Either may be absent on some firmware.
@@ -40,10 +41,10 @@ extension GlassesKind {
     /// Brilliant Halo: a Frame's Lua session, with the Halo's app, on its own profile. It advertises as a Frame does and
     /// is told apart once connected, by its audio characteristic (as Brilliant's SDK does), so it
     /// refines the Frame kind. Register it before `.frame`. Its firmware is not updated through a
-    /// Nordic bootloader (it boots MCUboot images over SMP).
+    /// Nordic bootloader: it takes MCUboot images over SMP, with a test boot glassd confirms.
     public static let halo = GlassesKind(
         names: [.halo], title: "a Halo", advertisedService: FrameUUID.service, profile: .halo, bonds: true,
-        updaters: [],
+        updaters: [MCUmgrUpdater()],
         makeSession: { FrameSession(model: .halo, clock: ContinuousClock(), logger: $0) },
         refines: .frame
     ) { sighting in

@@ -12,14 +12,18 @@ struct Update: AsyncParsableCommand {
             Without files, glassd installs the images pinned in its firmware directory (manifest.toml, \
             see the README). Files given here are passed to glassd as open descriptors, so they may be \
             anywhere you can read. Each kind of glasses names its components (the paired glasses' \
-            Components property lists them): --image NAME=FILE gives any of them. Exits non-zero if the \
-            update fails or is cancelled.
+            Components property lists them): --image NAME=FILE gives any of them; a FILE alone is the \
+            firmware (a Halo's signed MCUboot image, which it boots for a test and glassd confirms once it \
+            answers). Exits non-zero if the update fails or is cancelled.
             """)
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: "A firmware package (the .zip nrfutil makes).")
+    @Option(help: "A firmware package (the .zip nrfutil makes; a Halo's signed MCUboot image, zephyr.signed.bin).")
     var firmware: String?
+
+    @Argument(help: "A firmware file: short for --firmware FILE.")
+    var file: String?
 
     @Option(help: "An FPGA image (.bin).")
     var fpga: String?
@@ -67,7 +71,8 @@ struct Update: AsyncParsableCommand {
                 return .unixFD(fd)
             }
             // An image per component, by the name the glasses' Components give it.
-            var files = [("firmware", firmware), ("fpga", fpga)]
+            if file != nil && firmware != nil { throw ValidationError("Give the firmware once: FILE or --firmware.") }
+            var files = [("firmware", firmware ?? file), ("fpga", fpga)]
             for image in images {
                 guard let equals = image.firstIndex(of: "="), equals != image.startIndex else {
                     throw ValidationError("--image takes NAME=FILE, not \(image).")

@@ -13,7 +13,8 @@ import Testing
 /// `INTERVAL_MS,PACKETS,LATENCY_MS`, see Tests/World/linktiming.py) takes an FPGA image the way Noa
 /// does it, then glassd's windowed way (its adaptive window, then one fixed at 3: what the scheduler
 /// always holds),
-/// then glassd's REPL way, then a firmware image through its bootloader. Each result is one line
+/// then glassd's REPL way, then a firmware image through its bootloader; and a virtual Halo's
+/// MCUboot image over SMP (glassctl update FILE) under the same model. Each result is one line
 /// `bench-update: {json}` on stdout for the script to read.
 @Suite(
     "Update benchmark", .serialized, .timeLimit(.minutes(40)),
@@ -24,6 +25,8 @@ struct UpdateBenchmark {
     private static let link = environment["GLASSD_BENCH_LINK"] ?? "15,4,15"
     private static let fpgaBytes = Int(environment["GLASSD_BENCH_FPGA_BYTES"] ?? "") ?? FPGACommands.doneOffset
     private static let dfuBytes = Int(environment["GLASSD_BENCH_DFU_BYTES"] ?? "") ?? 100_000
+    private static let halo = 3
+    private static let mcubootBytes = Int(environment["GLASSD_BENCH_MCUBOOT_BYTES"] ?? "") ?? 200_000
 
     @Test("FPGA image: Noa's REPL method, glassd's windowed and REPL methods; firmware through the bootloader")
     func transfers() async throws {
@@ -73,6 +76,45 @@ struct UpdateBenchmark {
                     try await Self.firmware(supervisor: supervisor, vm: vm, events: events, directory: ble.world.directory)
                 }
                 await vm.bus.close()
+            }
+        }
+    }
+
+    @Test("Halo firmware over MCUmgr: glassctl update FILE under the same link model on the SMP characteristic")
+    func haloFirmware() async throws {
+        let parts = Self.link.split(separator: ",")
+        guard parts.count == 3, let interval = Double(parts[0]), let packets = UInt32(parts[1]), let latency = Double(parts[2])
+        else { throw TestFailure("GLASSD_BENCH_LINK is INTERVAL_MS,PACKETS,LATENCY_MS, not \(Self.link)") }
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(Self.halo, halo: true) { bus, vf in
+                try await ble.pairReady(Self.halo, bus)
+                try await vf.call("SetLinkTiming", [.double(interval), .uint32(packets), .double(latency)])
+                let made = try await runCommand(
+                    BLEWorld.venv + "/bin/python",
+                    [
+                        Paths.root + "/Tests/World/make_mcuboot_image.py", "--out", ble.world.directory + "/zephyr.signed.bin",
+                        "--version", "0.8.8", "--size", "\(Self.mcubootBytes)",
+                    ])
+                guard made.ok else { throw TestFailure("make_mcuboot_image.py failed: \(made.stderr)") }
+                let run = try await ble.world.glassctl(["update", "--json", ble.world.directory + "/zephyr.signed.bin"])
+                guard run.ok else { throw TestFailure("the Halo update failed: \(run.stdout.suffix(600)) \(run.stderr)") }
+                // The updater's own measurement: from the first upload request to the last answer.
+                guard let line = ble.world.log().split(separator: "\n").first(where: { $0.contains("firmware image uploaded") }) else {
+                    throw TestFailure("glassd logged no upload")
+                }
+                func field(_ name: String) -> String? {
+                    line.split(separator: " ").first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+                }
+                guard let bytes = field("bytes").flatMap(Int.init), let seconds = field("seconds").flatMap(Double.init),
+                    let frame = field("frame_limit").flatMap(Int.init)
+                else { throw TestFailure("the upload's log line lacks its numbers: \(line)") }
+                guard case .double(let limit) = try await vf.call("LinkLimit", [.uint32(512)]).first?.unwrapped else {
+                    throw TestFailure("LinkLimit gave no number")
+                }
+                Self.emit([
+                    "what": "mcumgr", "bytes": bytes, "seconds": seconds, "frame_limit": frame, "limit_bytes_per_s": limit,
+                    "interval_ms": interval, "packets": Int(packets),
+                ])
             }
         }
     }

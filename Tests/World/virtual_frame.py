@@ -35,7 +35,7 @@ from collections import Counter, deque
 from worldloop import run_until_signalled  # beside this file
 import gatt_objects  # beside this file
 import linkdrops  # beside this file: drops at points of the device's own progress (DropLinks)
-import linktiming  # beside this file (vdfu needs a link model; it stays off here)
+import linktiming  # beside this file: vdfu's link model, and the SMP characteristic's (SetLinkTiming)
 import vdfu  # beside this file: the bootloader
 import vmcuboot  # beside this file: the Halo's MCUboot slots
 import vsmp  # beside this file: the Halo's MCUmgr (SMP) server
@@ -111,8 +111,8 @@ class Characteristic(gatt_objects.GattCharacteristic):
                 if not self.vf.speaker_fed:
                     self.vf.speaker_fed = True
                     self.vf.control.SpeakerFed()
-            else:
-                self.vf.on_smp(bytes(value))
+            else:   # at its connection event under SetLinkTiming (at once when off)
+                self.vf.link.send(linktiming.IN, lambda data=bytes(value): self.vf.on_smp(data))
 
     @method()
     async def StartNotify(self):
@@ -138,11 +138,20 @@ class Characteristic(gatt_objects.GattCharacteristic):
         if not self.gatt_notifying:
             return False
         step = self.vf.mtu - 3
+        if self.vf_role == "smp" and self.vf.link.on:     # each packet at its connection event
+            for i in range(0, max(1, len(data)), step):
+                self.vf.link.send(linktiming.OUT, lambda value=data[i:i + step]: self._timed_emit(value))
+            return True
         for i in range(0, max(1, len(data)), step):
             self.vf_outbox.append(data[i:i + step])
         if self.vf_task is None or self.vf_task.done():
             self.vf_task = asyncio.get_running_loop().create_task(self._drain())
         return True
+
+    def _timed_emit(self, value):
+        if self.gatt_notifying:
+            self.gatt_value = value
+            self.emit_properties_changed({"Value": value})
 
     async def _drain(self):
         sent = 0
@@ -308,6 +317,21 @@ class Control(ServiceInterface):
     def SetSelfConfirm(self, on: "b"):
         """Halo firmware 0.8.8: each image confirms itself at boot (--self-confirm)."""
         self._halo().self_confirm = on
+
+    @method()
+    def SetLinkTiming(self, interval_ms: "d", packets: "u", latency_ms: "d"):
+        """The link timing model (linktiming.py) on the Halo's SMP characteristic from now on:
+        its writes and notifications; interval 0 turns it off."""
+        self._halo()
+        try:
+            self.vf.link.set(interval_ms, packets, latency_ms)
+        except ValueError as e:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", str(e))
+
+    @method()
+    def LinkLimit(self, payload: "u") -> "d":
+        """Bytes/s the model carries one way in packets of `payload` bytes (0 when off)."""
+        return self.vf.link.limit(payload, self.vf.mtu)
 
     @method()
     def SetResetDelay(self, seconds: "d"):

@@ -97,3 +97,27 @@ extension BLEWorld {
     /// The flash of virtual Frame `index`.
     func frameFlash(_ index: Int) -> String { world.directory + "/frame\(index)-flash" }
 }
+
+extension VirtualFrame {
+    /// A virtual Halo's MCUboot slots, swap state, upload and SMP counters (SlotState's JSON).
+    func slotState() async throws -> [String: Any] {
+        let text = try await call("SlotState").first?.string ?? ""
+        guard let state = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw TestFailure("SlotState is not a JSON object: \(text)")
+        }
+        return state
+    }
+
+    /// The Booted signals (each boot's running version), subscribed before what causes them.
+    func boots() async throws -> AsyncStream<BusSignal> {
+        try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "Booted"))
+    }
+
+    /// Waits (bounded) in `boots` for a boot running `version`.
+    static func waitForBooted(_ boots: AsyncStream<BusSignal>, version: String, timeout: Duration = .seconds(60)) async throws {
+        try await within(timeout, failure: { "the virtual Halo did not boot \(version) within \(timeout)" }) {
+            for await boot in boots where boot.arguments.first?.string == version { return }
+            throw TestFailure("Booted signals ended before \(version) booted")
+        }
+    }
+}
