@@ -102,7 +102,7 @@ struct LinkIntegrationTests {
                 ["call", GlassdBus.name, GlassdBus.devicePath(address: strongest), "org.freedesktop.DBus.Introspectable", "Introspect"])
             let file = try String(contentsOfFile: Paths.root + "/dbus/org.glassd.Device1.xml", encoding: .utf8)
             let liveMembers = try interfaceMembers(unescapeBusctlString(live.stdout), GlassdBus.deviceInterface)
-            #expect(liveMembers.count == 16)  // Components and Radios included
+            #expect(liveMembers.count == 17)  // Components, Radios and Charging included
             // A Monocle is one radio, connected with the glasses.
             #expect(
                 try await device(bus, strongest, "Radios")
