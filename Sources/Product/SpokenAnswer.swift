@@ -15,6 +15,8 @@ public final class SpokenAnswer: Sendable {
         var queued: [String] = []
         var finished = false
         var cancelled = false
+        /// The wearer stopped it (a tap, the next question), not a failure.
+        var cutByWearer = false
         /// Sentences the speaker has begun.
         var begun = 0
         /// Sentences the voice has begun.
@@ -66,11 +68,23 @@ public final class SpokenAnswer: Sendable {
         changed.pulse()
     }
 
-    /// Stops speaking at once.
+    /// Stops speaking at once (the answer failed).
     public func cancel() {
         state.withLock { $0.cancelled = true }
         changed.pulse()
     }
+
+    /// Stops speaking at once: the wearer cut it off (the next question, or a tap).
+    public func cutByWearer() {
+        state.withLock { s in
+            s.cancelled = true
+            s.cutByWearer = true
+        }
+        changed.pulse()
+    }
+
+    /// Whether the wearer cut the speech off (a tap on the glasses, or `cutByWearer`).
+    public var wasCutByWearer: Bool { state.withLock { $0.cutByWearer } }
 
     /// From the end of the first sentence to its first audio written to the speaker.
     public var firstAudioDelay: Duration? {
@@ -208,8 +222,11 @@ public final class SpokenAnswer: Sendable {
             let last = encoding.finish()
             if !last.isEmpty { try await speaker.write(last) }
             return try await speaker.finish()
+        } catch is SpeechCut {
+            state.withLock { $0.cutByWearer = true }
+            return await speaker.stop()
         } catch {
-            if !(error is SpeechCut) && !(error is CancellationError) { logger.info("speaking the answer failed: \(error)") }
+            if !(error is CancellationError) { logger.info("speaking the answer failed: \(error)") }
             return started ? await speaker.stop() : nil
         }
     }

@@ -297,12 +297,16 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         await session.answerFinished(stream)
         if case .success(let turn) = outcome { await GlassesAnswer.showLaidOut(turn.reply.typed, on: session, logger: log) }
         if let spoken {
-            if case .success = outcome { spoken.finish() } else { spoken.cancel() }
+            switch outcome {
+            case .success: spoken.finish()
+            case .failure(VoiceFailure.cancelled): spoken.cutByWearer()
+            case .failure: spoken.cancel()
+            }
             // Speech may go on after the text is shown: a tap (or the next question) still stops it.
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await cancel.wait()
-                    spoken.cancel()
+                    spoken.cutByWearer()
                 }
                 group.addTask { await spoken.ended() }
                 await group.next()
@@ -311,7 +315,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         }
         if let report = await spokenReport {
             spoken?.log(report, logger: log)
-            if report.cut, let spoken {
+            if let spoken, spoken.wasCutByWearer {
                 await keepCut(id, said: spoken.said(report), outcome: outcome, heard: heard.text, logger: log)
             }
         }
@@ -329,8 +333,9 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             case .success(let turn):
                 guard said != turn.reply.text.trimmingCharacters(in: .whitespacesAndNewlines) else { return }
                 try await assistant.cut(queryID: id, question: nil, spoken: said, mode: mode.mode)
-            case .failure:
-                guard let heard, mode.mode != .translator else { return }
+            case .failure(let error):
+                // Only a question the wearer cut off (not one that failed) is kept as spoken.
+                guard case VoiceFailure.cancelled = error, let heard, mode.mode != .translator else { return }
                 try await assistant.cut(queryID: id, question: heard, spoken: said, mode: mode.mode)
             }
             logger.info("the answer was cut as it was spoken", metadata: ["kept_chars": "\(said.count)"])

@@ -74,6 +74,7 @@ struct SpokenAnswerTests {
         #expect(said?.cut == true)
         #expect(voice.sentences.count <= 2)
         #expect(spoken.spoken == ["One."])
+        #expect(!spoken.wasCutByWearer, "a failed answer's speech stopped: not the wearer's cut, nothing kept as cut")
     }
 
     @Test("SpeechCut from the speaker (a tap): everything stops, what was under way is what was spoken")
@@ -92,6 +93,7 @@ struct SpokenAnswerTests {
         #expect(said?.cut == true)
         #expect(voice.sentences.count <= 3)
         #expect(spoken.spoken == ["One.", "Two."])
+        #expect(spoken.wasCutByWearer, "a tap on the glasses cut it")
     }
 
     @Test("no words: nothing said, the speaker never started")
