@@ -289,21 +289,15 @@ public struct OpenAIChatClient: Sendable {
         return emitted ? .final(failure) : .retry(failure, after: nil)
     }
 
+    /// Once part of the answer went out, nothing is retried (it would be sent twice).
     private func outcome(of error: any Error, emitted: Bool) -> AttemptFailure {
-        if error is CancellationError { return .final(.upstreamFailed("The question was cancelled.")) }
-        switch error as? HTTPTransportError {
-        case .timedOut: return .final(timeoutError)
-        case .cancelled: return .final(.upstreamFailed("The question was cancelled."))
-        case .invalidRequest(let why): return .final(.notConfigured("Bad base URL \(config.baseURL): \(why)"))
-        case .invalidResponse(let why):
-            return .final(.upstreamFailed("\(config.host) did not answer in HTTP (\(redactor.clean(why))): is base_url the chat server's address and port?"))
-        case .connectionFailed(let why):
-            let failure = AssistantError.upstreamFailed("Cannot reach \(config.host): \(redactor.clean(why))")
-            return emitted ? .final(failure) : .retry(failure, after: nil)
-        case .none:
-            let failure = AssistantError.upstreamFailed("\(config.host) failed: \(redactor.clean("\(error)"))")
-            return emitted ? .final(failure) : .retry(failure, after: nil)
-        }
+        let outcome = TransportFailure(
+            host: config.host, baseURL: config.baseURL, setting: "",
+            hint: "is base_url the chat server's address and port?", redactor: redactor, timedOut: timeoutError,
+            cancelled: .upstreamFailed("The question was cancelled.")
+        ).outcome(of: error)
+        guard emitted, case .retry(let failure, _) = outcome else { return outcome }
+        return .final(failure)
     }
 
     private func request(_ body: [UInt8], timeout: Duration) -> HTTPRequest {

@@ -216,22 +216,11 @@ public struct SpeechClient: Sendable {
     }
 
     fileprivate func outcome(of error: any Error) -> AttemptFailure {
-        if error is CancellationError { return .final(Self.cancelled) }
-        switch error as? HTTPTransportError {
-        case .timedOut: return .final(timeoutError)
-        case .cancelled: return .final(Self.cancelled)
-        case .invalidRequest(let why):
-            return .final(.notConfigured("Bad speech base URL \(ServerURL.display(config.baseURL)): \(why)"))
-        case .invalidResponse(let why):
-            return .final(
-                .upstreamFailed(
-                    "\(config.host) did not answer in HTTP (\(redactor.clean(why))): is the speech base_url the speech server's address and port?"
-                ))
-        case .connectionFailed(let why):
-            return .retry(.upstreamFailed("Cannot reach \(config.host): \(redactor.clean(why))"), after: nil)
-        case .none:
-            return .retry(.upstreamFailed("\(config.host) failed: \(redactor.clean("\(error)"))"), after: nil)
-        }
+        TransportFailure(
+            host: config.host, baseURL: config.baseURL, setting: "speech ",
+            hint: "is the speech base_url the speech server's address and port?", redactor: redactor,
+            timedOut: timeoutError, cancelled: Self.cancelled
+        ).outcome(of: error)
     }
 }
 

@@ -140,18 +140,9 @@ public struct SusiClient: Sendable {
     }
 
     private func outcome(of error: any Error, redactor: SecretRedactor) -> AttemptFailure {
-        if error is CancellationError { return .final(.upstreamFailed("The question was cancelled.")) }
-        switch error as? HTTPTransportError {
-        case .timedOut: return .final(timeoutError)
-        case .cancelled: return .final(.upstreamFailed("The question was cancelled."))
-        case .invalidRequest(let why):
-            return .final(.notConfigured("Bad SUSI base URL \(ServerURL.display(config.baseURL)): \(redactor.clean(why))"))
-        case .invalidResponse(let why):
-            return .final(.upstreamFailed("\(config.host) did not answer in HTTP (\(redactor.clean(why))): is the SUSI URL right?"))
-        case .connectionFailed(let why):
-            return .retry(.upstreamFailed("Cannot reach \(config.host): \(redactor.clean(why))"), after: nil)
-        case .none:
-            return .retry(.upstreamFailed("\(config.host) failed: \(redactor.clean("\(error)"))"), after: nil)
-        }
+        TransportFailure(
+            host: config.host, baseURL: config.baseURL, setting: "SUSI ", hint: "is the SUSI URL right?", redactor: redactor,
+            timedOut: timeoutError, cancelled: .upstreamFailed("The question was cancelled.")
+        ).outcome(of: error)
     }
 }

@@ -190,7 +190,9 @@ struct SpeechClientTests {
                 first.continuation.yield()
                 while try await iterator.next() != nil {}
             }
-            for await _ in first.stream { break }
+            try await within(.seconds(30), failure: { "the first audio never came" }) {
+                for await _ in first.stream { return }
+            }
             reader.cancel()
             await #expect(throws: AssistantError.upstreamFailed("The speech was cancelled.")) { try await reader.value }
             try await control(url, "/_speech_release")
