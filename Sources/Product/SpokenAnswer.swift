@@ -17,8 +17,6 @@ public final class SpokenAnswer: Sendable {
         var cancelled = false
         /// The wearer stopped it (a tap, the next question), not a failure.
         var cutByWearer = false
-        /// Sentences the speaker has begun.
-        var begun = 0
         /// Sentences the voice has begun.
         var voiced = 0
         /// The sentences begun, each with the speaker's bytes written before it.
@@ -99,7 +97,7 @@ public final class SpokenAnswer: Sendable {
     public func said(_ report: SpeakerReport) -> String {
         let rate = Double(speaker.format.bytesPerSecond)
         let played = Int(
-            (Double(report.played.components.seconds) + Double(report.played.components.attoseconds) / 1e18) * rate)
+            report.played / .seconds(1) * rate)
         return state.withLock { s in
             var out: [String] = []
             for (i, sentence) in s.spoken.enumerated() {
@@ -150,7 +148,7 @@ public final class SpokenAnswer: Sendable {
     /// its first audio written (`first_audio_ms`), and the glasses' counters (a byte the speaker
     /// refused, `ble_rejected_bytes`, is audio lost).
     public func log(_ report: SpeakerReport, logger: Logger) {
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+        func seconds(_ d: Duration) -> Double { d / .seconds(1) }
         logger.info(
             "answer spoken",
             metadata: [
@@ -168,7 +166,7 @@ public final class SpokenAnswer: Sendable {
             enum Next { case sentence(String), wait, done }
             let next = state.withLock { s -> Next in
                 if s.cancelled { return .done }
-                guard s.voiced <= s.begun else { return .wait }
+                guard s.voiced <= s.spoken.count else { return .wait }
                 if !s.queued.isEmpty {
                     s.voiced += 1
                     return .sentence(s.queued.removeFirst())
@@ -201,7 +199,6 @@ public final class SpokenAnswer: Sendable {
                     started = true
                 }
                 state.withLock { s in
-                    s.begun += 1
                     s.spoken.append((text, s.written))
                 }
                 changed.pulse()
