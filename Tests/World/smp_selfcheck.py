@@ -25,7 +25,7 @@ import collections
 import random
 
 import cbor2
-from dbus_fast import BusType, Message, MessageType, Variant
+from dbus_fast import BusType, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 import frame_selfcheck as fc    # beside this file: Agent, check, start, step, the results
@@ -46,39 +46,22 @@ CHUNK = 384             # data per upload request, as Brilliant's tool sends it
 GATT = "org.bluez.GattCharacteristic1"
 
 
-class Host:
-    """The central: one dbus-fast connection to the private bus; an SMP client on it."""
+class Host(fc.Host):
+    """The central: one dbus-fast connection to the private bus (its calls are the Frame
+    selfcheck's: call, bluez, vf, prop); an SMP client on it."""
 
     def __init__(self, bus):
-        self.bus = bus
         self.paths = {}
         self.lua_in, self.smp_in = asyncio.Queue(), asyncio.Queue()
         self.signals = {"Booted": asyncio.Queue(), "LinkDropped": asyncio.Queue()}
         self.seq = 0
-        bus.add_message_handler(self.on_message)
-
-    async def call(self, dest, path, iface, member, sig="", body=()):
-        reply = await asyncio.wait_for(self.bus.call(Message(
-            destination=dest, path=path, interface=iface, member=member, signature=sig,
-            body=list(body))), 15)
-        if reply.message_type == MessageType.ERROR:
-            raise DBusFail(reply.error_name, reply.body[0] if reply.body else "")
-        return reply.body
-
-    async def bluez(self, path, iface, member, sig="", body=()):
-        return await self.call("org.bluez", path, iface, member, sig, body)
-
-    async def vf(self, member, sig="", body=()):
-        return await self.call(VF, VF_PATH, VF_IFACE, member, sig, body)
+        super().__init__(bus)
 
     async def slots(self):
         return json.loads((await self.vf("SlotState"))[0])
 
     async def counters(self):
         return (await self.slots())["counters"]
-
-    async def prop(self, path, iface, name):
-        return (await self.bluez(path, "org.freedesktop.DBus.Properties", "Get", "ss", [iface, name]))[0].value
 
     def on_message(self, msg):
         if msg.message_type != MessageType.SIGNAL:
@@ -285,7 +268,7 @@ async def run(tmp):
             check(e.name == "org.bluez.Error.NotPermitted", f"SMP before pairing: {e.name}")
         await host.bluez(DEV, "org.bluez.Device1", "Pair")
         await host.connect()
-        check(await host.lua("print(frame.FIRMWARE_VERSION, frame.HARDWARE_VERSION)") == "0.8.7\tHalo",
+        check(await host.lua("print(frame.FIRMWARE_VERSION, frame.HARDWARE_VERSION)") == "0.8.7\thalo",
               "Lua: FIRMWARE_VERSION is slot 0's image version, 0.8.7")
         await host.write(AUDIO, b"\x00" * 100)
         stats = {k: v.value for k, v in (await host.vf("Stats"))[0].items()}
