@@ -26,27 +26,16 @@ public final class LC3Decoder {
     private var fifo: [UInt8] = []
 
     public init(format: LC3Format, pcmRate: Int? = nil) throws(LC3Error) {
-        let rate = pcmRate ?? format.sampleRate
-        guard LC3Format.sampleRates.contains(rate), rate >= format.sampleRate else {
-            throw .unsupportedPCMRate(pcm: rate, codec: format.sampleRate)
-        }
-        let micros = Int32(format.frameDuration.microseconds)
-        // The context is sized for the output rate (lc3.h), aligned to a pointer.
-        let size = Int(lc3_decoder_size(micros, Int32(rate)))
-        guard size > 0 else { throw .setupFailed("a decoder for \(format) to \(rate) Hz") }
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<UnsafeRawPointer>.alignment)
-        guard let decoder = lc3_setup_decoder(micros, Int32(format.sampleRate), Int32(rate), memory),
-            Int(lc3_frame_samples(micros, Int32(rate))) == format.samples(atRate: rate)
-        else {
-            memory.deallocate()
-            throw .setupFailed("a decoder for \(format) to \(rate) Hz")
-        }
+        // The context is sized for the output rate (lc3.h).
+        let context = try LC3Context(
+            format, pcmRate: pcmRate, what: "a decoder", size: { lc3_decoder_size($0, $1) },
+            setup: { lc3_setup_decoder($0, $1, $2, $3) })
         self.format = format
-        self.pcmRate = rate
-        self.samplesPerFrame = format.samples(atRate: rate)
-        self.delaySamples = max(0, Int(lc3_delay_samples(micros, Int32(rate))))
-        self.memory = memory
-        self.decoder = decoder
+        self.pcmRate = context.pcmRate
+        self.samplesPerFrame = format.samples(atRate: context.pcmRate)
+        self.delaySamples = context.delay
+        self.memory = context.memory
+        self.decoder = context.handle
     }
 
     deinit { memory.deallocate() }

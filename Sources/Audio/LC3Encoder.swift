@@ -25,27 +25,16 @@ public final class LC3Encoder {
     private var frames = 0
 
     public init(format: LC3Format, pcmRate: Int? = nil) throws(LC3Error) {
-        let rate = pcmRate ?? format.sampleRate
-        guard LC3Format.sampleRates.contains(rate), rate >= format.sampleRate else {
-            throw .unsupportedPCMRate(pcm: rate, codec: format.sampleRate)
-        }
-        let micros = Int32(format.frameDuration.microseconds)
-        // The context is sized for the input rate (lc3.h), aligned to a pointer.
-        let size = Int(lc3_encoder_size(micros, Int32(rate)))
-        guard size > 0 else { throw .setupFailed("an encoder for \(format) from \(rate) Hz") }
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<UnsafeRawPointer>.alignment)
-        guard let encoder = lc3_setup_encoder(micros, Int32(format.sampleRate), Int32(rate), memory),
-            Int(lc3_frame_samples(micros, Int32(rate))) == format.samples(atRate: rate)
-        else {
-            memory.deallocate()
-            throw .setupFailed("an encoder for \(format) from \(rate) Hz")
-        }
+        // The context is sized for the input rate (lc3.h).
+        let context = try LC3Context(
+            format, pcmRate: pcmRate, what: "an encoder", size: { lc3_encoder_size($0, $1) },
+            setup: { lc3_setup_encoder($0, $1, $2, $3) })
         self.format = format
-        self.pcmRate = rate
-        self.samplesPerFrame = format.samples(atRate: rate)
-        self.memory = memory
-        self.encoder = encoder
-        self.delay = max(0, Int(lc3_delay_samples(micros, Int32(rate))))
+        self.pcmRate = context.pcmRate
+        self.samplesPerFrame = format.samples(atRate: context.pcmRate)
+        self.memory = context.memory
+        self.encoder = context.handle
+        self.delay = context.delay
         pending.reserveCapacity(samplesPerFrame)
     }
 
