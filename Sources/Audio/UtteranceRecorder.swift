@@ -48,12 +48,18 @@ public final class UtteranceRecorder {
         var start = 0
         while start < bytes.count, endpointer.ended == nil, result == nil {
             let end = min(bytes.count, start + Self.slice)
-            let samples = source.samples(bytes[start..<end])
-            pending += resampler?.process(samples) ?? samples
-            events += drain()
+            events += append(samples: source.samples(bytes[start..<end]))
             start = end
         }
         return events
+    }
+
+    /// Samples already decoded, at the input's rate (`PCMInput.samplesRate`): the audio heard
+    /// before the question's recording began (`SpeechOnset.heard`), ahead of its bytes.
+    public func append(samples: [Int16]) -> [UtteranceEvent] {
+        guard endpointer.ended == nil, result == nil else { return [] }
+        pending += resampler?.process(samples) ?? samples
+        return drain()
     }
 
     /// The whole utterance: what the filters still held, and a last partial frame, are included

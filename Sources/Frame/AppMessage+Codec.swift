@@ -4,7 +4,8 @@ import Glasses
 /// The wire form of `AppMessage`: `[0x01, code, payload…]`. Payloads: text is UTF-8 (may be
 /// empty); `audioStart` is `[kHz, bits]` (8 or 16 each; the Swift value holds the rate in Hz), or
 /// for LC3 `[kHz, 0, frame bytes (20 or more), frame duration in 100 µs (75 or 100)]`;
-/// `audioData`/`photoData`/`listening` are raw bytes (at least one); `listen` and `charging` are one byte, 0 or 1; `battery` is one byte, 0…100;
+/// `speaking` is `[0]`, `[1]`, or `[1]` and the overheard audio's format as audioStart's;
+/// `audioData`/`photoData`/`listening`/`overheard` are raw bytes (at least one); `listen` and `charging` are one byte, 0 or 1; `battery` is one byte, 0…100;
 /// `capture`/`photoSettings` are `[quality, resolution high byte, resolution low byte]`
 /// (quality 0…4, resolution 256…720 and even); every other message has no payload. Decoding is
 /// strict: whatever the app or host would not send is an error, never a guess.
@@ -26,6 +27,7 @@ extension AppMessage {
         case .wake: 0x1B
         case .speakStart: 0x1C
         case .speakStop: 0x1D
+        case .bargeIn: 0x1E
         case .ready: 0x81
         case .audioStart: 0x82
         case .audioData: 0x83
@@ -43,6 +45,7 @@ extension AppMessage {
         case .speaking: 0x8F
         case .speakerStats: 0x90
         case .speechCut: 0x91
+        case .overheard: 0x92
         }
     }
 
@@ -65,6 +68,7 @@ extension AppMessage {
         case 0x1B: "wake"
         case 0x1C: "speakStart"
         case 0x1D: "speakStop"
+        case 0x1E: "bargeIn"
         case 0x81: "ready"
         case 0x82: "audioStart"
         case 0x83: "audioData"
@@ -82,6 +86,7 @@ extension AppMessage {
         case 0x8F: "speaking"
         case 0x90: "speakerStats"
         case 0x91: "speechCut"
+        case 0x92: "overheard"
         default: nil
         }
     }
@@ -98,23 +103,22 @@ extension AppMessage {
             Array(s.utf8)
         case .listen(let on): [on ? 1 : 0]
         case .capture(let settings), .photoSettings(let settings): settings.encoded
-        case .audioStart(let format):
-            switch format.codec {
-            case .pcm: [UInt8(clamping: format.sampleRate / 1000), UInt8(clamping: format.bits)]
-            case .lc3(let frameBytes, let frameMicros):
-                [UInt8(clamping: format.sampleRate / 1000), 0, UInt8(clamping: frameBytes), UInt8(clamping: frameMicros / 100)]
-            }
-        case .audioData(let bytes), .photoData(let bytes), .listening(let bytes): bytes
+        case .audioStart(let format): format.encoded
+        case .audioData(let bytes), .photoData(let bytes), .listening(let bytes), .overheard(let bytes): bytes
         case .battery(let level): [level]
-        case .charging(let on), .speaking(let on): [on ? 1 : 0]
-        case .speakStart(let format, let volume):
+        case .charging(let on): [on ? 1 : 0]
+        case .speaking(let on, let overhearing): [on ? 1 : 0] + (overhearing?.encoded ?? [])
+        case .speakStart(let format, let volume, let listen):
             switch format.codec {
-            case .pcm16: [0, UInt8(clamping: format.sampleRate / 1000), volume]
+            case .pcm16: [0, UInt8(clamping: format.sampleRate / 1000), volume, listen ? 1 : 0]
             case .lc3(let frameBytes, let frameMicros):
-                [1, UInt8(clamping: format.sampleRate / 1000), volume, UInt8(clamping: frameBytes), UInt8(clamping: frameMicros / 100)]
+                [
+                    1, UInt8(clamping: format.sampleRate / 1000), volume, UInt8(clamping: frameBytes),
+                    UInt8(clamping: frameMicros / 100), listen ? 1 : 0,
+                ]
             }
         case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap,
-            .pagesShow, .speakStop, .speechCut:
+            .pagesShow, .speakStop, .speechCut, .bargeIn:
             []
         }
     }
@@ -182,18 +186,14 @@ extension AppMessage {
             guard let message = speakStart(payload) else { throw .badPayload(name) }
             return message
         case 0x1D: return try empty(.speakStop)
+        case 0x1E: return try empty(.bargeIn)
         case 0x81:
             let version = try text()
             guard !version.isEmpty else { throw .badPayload(name) }
             return .ready(version)
         case 0x82:
-            guard payload.count >= 2, [8, 16].contains(payload[0]) else { throw .badPayload(name) }
-            let rate = Int(payload[0]) * 1000
-            if payload.count == 2, [8, 16].contains(payload[1]) { return .audioStart(AudioFormat(sampleRate: rate, bits: Int(payload[1]))) }
-            guard payload.count == 4, payload[1] == 0, payload[2] >= 20, payload[3] == 75 || payload[3] == 100 else {
-                throw .badPayload(name)
-            }
-            return .audioStart(AudioFormat(sampleRate: rate, bits: 16, codec: .lc3(frameBytes: Int(payload[2]), frameMicros: Int(payload[3]) * 100)))
+            guard let format = AudioFormat(encoded: payload[...]) else { throw .badPayload(name) }
+            return .audioStart(format)
         case 0x83: return .audioData(try bytes())
         case 0x84: return try empty(.audioEnd)
         case 0x85: return try empty(.photoStart)
@@ -207,11 +207,20 @@ extension AppMessage {
             return .battery(payload[0])
         case 0x8C: return try empty(.tap)
         case 0x8D: return .listening(try bytes())
-        case 0x8E, 0x8F:
+        case 0x8E:
             guard payload.count == 1, payload[0] <= 1 else { throw .badPayload(name) }
-            return code == 0x8E ? .charging(payload[0] == 1) : .speaking(payload[0] == 1)
+            return .charging(payload[0] == 1)
+        case 0x8F:
+            switch payload.count {
+            case 1 where payload[0] <= 1: return .speaking(payload[0] == 1, overhearing: nil)
+            case 2...:
+                guard payload[0] == 1, let format = AudioFormat(encoded: payload[1...]) else { throw .badPayload(name) }
+                return .speaking(true, overhearing: format)
+            default: throw .badPayload(name)
+            }
         case 0x90: return .speakerStats(try text())
         case 0x91: return try empty(.speechCut)
+        case 0x92: return .overheard(try bytes())
         default: throw .unknownCode(code)
         }
     }
@@ -241,16 +250,43 @@ extension PhotoSettings {
 }
 
 extension AppMessage {
-    /// speakStart's payload: PCM `[0, kHz, volume]` or LC3 `[1, kHz, volume, frame bytes, frame
-    /// duration / 100 µs]`, 8 or 16 kHz, volume 0…100, LC3 frames of 20 bytes or more, 7.5 or 10 ms.
+    /// speakStart's payload: PCM `[0, kHz, volume, listen]` or LC3 `[1, kHz, volume, frame bytes,
+    /// frame duration / 100 µs, listen]`, 8 or 16 kHz, volume 0…100, LC3 frames of 20 bytes or
+    /// more, 7.5 or 10 ms, listen 0 or 1.
     fileprivate static func speakStart(_ p: [UInt8]) -> AppMessage? {
-        guard p.count >= 3, p[1] == 8 || p[1] == 16, p[2] <= 100 else { return nil }
+        guard p.count >= 4, p[1] == 8 || p[1] == 16, p[2] <= 100, let listen = p.last, listen <= 1 else { return nil }
         let rate = Int(p[1]) * 1000
         switch (p[0], p.count) {
-        case (0, 3): return .speakStart(SpeakerFormat(codec: .pcm16, sampleRate: rate), volume: p[2])
-        case (1, 5) where p[3] >= 20 && (p[4] == 75 || p[4] == 100):
-            return .speakStart(SpeakerFormat(codec: .lc3(frameBytes: Int(p[3]), frameMicros: Int(p[4]) * 100), sampleRate: rate), volume: p[2])
+        case (0, 4): return .speakStart(SpeakerFormat(codec: .pcm16, sampleRate: rate), volume: p[2], listen: listen == 1)
+        case (1, 6) where p[3] >= 20 && (p[4] == 75 || p[4] == 100):
+            let codec = SpeakerFormat.Codec.lc3(frameBytes: Int(p[3]), frameMicros: Int(p[4]) * 100)
+            return .speakStart(SpeakerFormat(codec: codec, sampleRate: rate), volume: p[2], listen: listen == 1)
         default: return nil
         }
+    }
+}
+
+extension AudioFormat {
+    /// As audioStart (and speaking) carry it: PCM `[kHz, bits]` (8 or 16 each), or LC3 `[kHz, 0,
+    /// frame bytes (20 or more), frame duration / 100 µs (75 or 100)]`.
+    var encoded: [UInt8] {
+        switch codec {
+        case .pcm: [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
+        case .lc3(let frameBytes, let frameMicros):
+            [UInt8(clamping: sampleRate / 1000), 0, UInt8(clamping: frameBytes), UInt8(clamping: frameMicros / 100)]
+        }
+    }
+
+    /// nil for anything the app would not send.
+    init?(encoded p: ArraySlice<UInt8>) {
+        let p = Array(p)
+        guard p.count >= 2, p[0] == 8 || p[0] == 16 else { return nil }
+        let rate = Int(p[0]) * 1000
+        if p.count == 2, p[1] == 8 || p[1] == 16 {
+            self.init(sampleRate: rate, bits: Int(p[1]))
+            return
+        }
+        guard p.count == 4, p[1] == 0, p[2] >= 20, p[3] == 75 || p[3] == 100 else { return nil }
+        self.init(sampleRate: rate, bits: 16, codec: .lc3(frameBytes: Int(p[2]), frameMicros: Int(p[3]) * 100))
     }
 }

@@ -38,11 +38,16 @@ public enum AppMessage: Sendable, Equatable {
     /// 0x1B: the wake phrase was heard: start a question as a tap would, showing the text.
     case wake(String)
     /// 0x1C: start the speaker (Halo) for one answer: `[codec (0 PCM 16-bit, 1 LC3), kHz, volume
-    /// 0…100]`, and for LC3 `[frame bytes, frame duration in 100 µs]`. The app answers speaking.
-    case speakStart(SpeakerFormat, volume: UInt8)
+    /// 0…100]`, for LC3 then `[frame bytes, frame duration in 100 µs]`, and last `listen` (0 or 1):
+    /// keep the microphone open meanwhile, behind the echo canceller, and send what it hears
+    /// (overheard) so that the wearer's voice can stop the speech. The app answers speaking.
+    case speakStart(SpeakerFormat, volume: UInt8, listen: Bool)
     /// 0x1D: stop the speaker (what was written has played, or the answer is cut); the app
     /// answers speakerStats.
     case speakStop
+    /// 0x1E: the host heard the wearer speak over the answer: stop the speaker at once (as a tap
+    /// does: speechCut, and cancelled while the answer still streams), and record the question.
+    case bargeIn
 
     // Device → host.
     /// 0x81: the app runs and waits for a tap; the payload is its version.
@@ -75,13 +80,17 @@ public enum AppMessage: Sendable, Equatable {
     /// 0x8E: whether the glasses charge, when it changed (Halo: `frame.battery_charging()`); one
     /// byte, 0 or 1.
     case charging(Bool)
-    /// 0x8F: the speaker started (audio may be written to it), or could not (0).
-    case speaking(Bool)
+    /// 0x8F: the speaker started (audio may be written to it), or could not (0); when it started
+    /// listening too, the format of what it will send as overheard (as audioStart's payload).
+    case speaking(Bool, overhearing: AudioFormat?)
     /// 0x90: the speaker stopped; its counters as `key=value` text (empty where the firmware
     /// keeps none).
     case speakerStats(String)
     /// 0x91: the wearer stopped the speech with a tap; the speaker is stopped.
     case speechCut
+    /// 0x92: samples heard while the speaker plays (after speakStart with listen), in the format
+    /// speaking gave.
+    case overheard([UInt8])
 
     /// The firmware's data prefix, in front of every message.
     public static let dataPrefix: UInt8 = 0x01

@@ -206,8 +206,11 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry, UpdateChan
             book.setBattery(level)
         case .charging(let charging):
             book.setCharging(charging)
-        case .speaking(let started):
-            speakerLine?.update { $0.speaking = started }
+        case .speaking(let started, let overhearing):
+            speakerLine?.update {
+                $0.speaking = started
+                $0.overhearing = overhearing
+            }
         case .speakerStats(let stats):
             speakerLine?.update { $0.stats = stats }
         case .speechCut:
@@ -259,8 +262,13 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry, UpdateChan
             book.publish(.tap)
         case .listening(let bytes):
             book.publish(.listening(bytes, format: AudioFormat(sampleRate: 8_000, bits: 8)))
+        case .overheard(let bytes):
+            guard let format = speakerLine?.now.overhearing else {
+                return book.logDropped("overheard", "audio overheard while no answer was spoken dropped")
+            }
+            book.publish(.overheard(bytes, format: format))
         case .display, .response, .error, .answerEnd, .alert, .stopRecording, .capture, .photoSettings, .pageText, .pagesShow,
-            .listen, .wake, .speakStart, .speakStop:
+            .listen, .wake, .speakStart, .speakStop, .bargeIn:
             book.logDropped(message.name, "unexpected message from the Frame dropped: \(message.name)")
         }
     }
@@ -359,6 +367,14 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry, UpdateChan
         let line = SpeakerLine()
         speakerLine = line
         return FrameSpeaker(format: format, channel: audio, line: line, clock: clock, logger: logger, send: writer)
+    }
+
+    /// Nothing more is written to the speaker from now on; the app stops it, says speechCut (and
+    /// cancelled while the answer streams), and records the question.
+    public func bargeIn() async throws {
+        let write = try write()
+        speakerLine?.update { $0.cut = true }
+        try await write(.bargeIn)
     }
 
     /// The pages in pageText messages (form feeds between them), then pagesShow: the app shows the

@@ -11,9 +11,11 @@ final class SpeakerLine: Sendable {
     struct State: Sendable {
         /// The app started the speaker (true) or could not (false); nil until it says.
         var speaking: Bool?
+        /// The format of what the app overhears while the speaker plays; nil when it does not listen.
+        var overhearing: AudioFormat?
         /// The counters the app sent when the speaker stopped.
         var stats: String?
-        /// The wearer tapped: the app stopped the speaker.
+        /// The wearer tapped (the app stopped the speaker), or spoke over it (the host barged in).
         var cut = false
     }
 
@@ -77,8 +79,8 @@ actor FrameSpeaker<C: Clock>: GlassesSpeaker where C.Duration == Duration {
         chunk = max(unit, channel.maxPacketSize / unit * unit)
     }
 
-    func begin(volume: Int) async throws {
-        try await send(.speakStart(format, volume: UInt8(clamping: min(100, max(0, volume)))))
+    func begin(volume: Int, listen: Bool) async throws {
+        try await send(.speakStart(format, volume: UInt8(clamping: min(100, max(0, volume))), listen: listen))
         guard let started = try await line.wait(within: Self.replyTimeout, on: clock, { $0.speaking }) else {
             throw SessionError.notConnected("The glasses did not start their speaker.")
         }

@@ -22,7 +22,17 @@ public struct SpeechOutSettings: Sendable, Equatable {
         case pcm
     }
 
+    /// What stops an answer being spoken.
+    public enum BargeIn: String, Sendable, CaseIterable {
+        /// A tap, or the wearer speaking over it, on glasses that hear over their own speech
+        /// (an echo canceller: Halo); elsewhere a tap.
+        case voice
+        /// A tap only: the microphone stays off while the glasses speak.
+        case tap
+    }
+
     public var speak = Speak.speaker
+    public var bargeIn = BargeIn.voice
     /// nil: the [assistant] base_url.
     public var baseURL: String?
     public var model = "tts-1"
@@ -45,13 +55,19 @@ extension Config {
         var settings = SpeechOutSettings()
         guard let table else { return settings }
         func fail(_ what: String) -> Config.Error { Config.Error(description: "\(file): [speech_out] \(what)") }
-        let known: Set = ["speak", "base_url", "model", "voice", "response_format", "volume", "api_key_file", "embedded"]
+        let known: Set = ["speak", "barge_in", "base_url", "model", "voice", "response_format", "volume", "api_key_file", "embedded"]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) { throw fail("has no setting \(unknown)") }
         if let name = try reader.string(table, "speech_out", "speak") {
             guard let speak = SpeechOutSettings.Speak(rawValue: name) else {
                 throw fail("speak must be \"speaker\", \"always\" or \"never\", not \"\(name)\"")
             }
             settings.speak = speak
+        }
+        if let name = try reader.string(table, "speech_out", "barge_in") {
+            guard let bargeIn = SpeechOutSettings.BargeIn(rawValue: name) else {
+                throw fail("barge_in must be \"voice\" or \"tap\", not \"\(name)\"")
+            }
+            settings.bargeIn = bargeIn
         }
         settings.baseURL = try reader.url(table, "speech_out", "base_url")
         if let model = try reader.string(table, "speech_out", "model") {

@@ -14,7 +14,9 @@ extension Daemon {
         guard var server = speechOutServer(config) else { return nil }
         server.apiKey = APIKey.speechOutKey(config: config, chatKey: chatKey)
         let client = SpeechClient(config: server, transport: transport)
-        return SpeechOut(voice: SpeechServerVoice(client: client, logger: logger), volume: config.speechOut.volume)
+        return SpeechOut(
+            voice: SpeechServerVoice(client: client, logger: logger), volume: config.speechOut.volume,
+            bargeInByVoice: config.speechOut.bargeIn == .voice)
     }
 
     /// `[speech_out]`'s server without its key (for Manager1.Backend too); nil when answers are never spoken.

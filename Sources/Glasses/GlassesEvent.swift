@@ -54,6 +54,9 @@ public enum GlassesEvent: Sendable, Equatable {
     case cancelled
     /// What idle glasses hear while listening for the wake phrase (`setListening`), in `format`.
     case listening([UInt8], format: AudioFormat)
+    /// What the glasses hear while they speak an answer (a speaker begun with `listen`), behind
+    /// their echo canceller, in `format`: the wearer may be speaking over the answer.
+    case overheard([UInt8], format: AudioFormat)
 }
 
 /// What a session reports, in order.

@@ -52,11 +52,18 @@ public protocol GlassesSession: Sendable {
     /// The speaker of the glasses on the current link, ready for one answer; nil when they have
     /// none (or are not ready).
     func speaker() async -> (any GlassesSpeaker)?
+    /// The wearer spoke over the answer being spoken (heard in `.overheard`): the glasses stop
+    /// the speech at once and record the question, as after a tap that cuts the speech.
+    func bargeIn() async throws
 }
 
 extension GlassesSession {
     /// Glasses without a speaker.
     public func speaker() async -> (any GlassesSpeaker)? { nil }
+
+    public func bargeIn() async throws {
+        throw SessionError.unsupported("These glasses cannot hear over their own speech.")
+    }
 
     /// Glasses that cannot turn pages yet show them all, one after another (their display
     /// scrolls): nothing is left out.

@@ -43,7 +43,7 @@ public struct SpeakerReport: Sendable, Equatable {
     }
 }
 
-/// The wearer stopped the speech on the glasses (a tap): write no more.
+/// The wearer stopped the speech on the glasses (a tap, or speaking over it): write no more.
 public struct SpeechCut: Error, Equatable {
     public init() {}
 }
@@ -53,8 +53,10 @@ public struct SpeechCut: Error, Equatable {
 /// or `stop` (at once).
 public protocol GlassesSpeaker: Sendable {
     var format: SpeakerFormat { get }
-    /// Starts the speaker at `volume` (0…100); throws when the glasses cannot.
-    func begin(volume: Int) async throws
+    /// Starts the speaker at `volume` (0…100); throws when the glasses cannot. With `listen`,
+    /// glasses that can hear over their own speech (an echo canceller) send what they hear as
+    /// `GlassesEvent.overheard` while it plays.
+    func begin(volume: Int, listen: Bool) async throws
     /// Writes audio in `format`, waiting while the speaker's buffer is full. Throws `SpeechCut`
     /// once the wearer stopped the speech, and stops writing at once.
     func write(_ bytes: [UInt8]) async throws

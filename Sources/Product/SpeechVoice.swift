@@ -72,13 +72,18 @@ public final class SpeechServerVoice: SpeechVoice {
     }
 }
 
-/// Speaking answers on glasses that have a speaker: the voice, and the speaker's volume (0…100).
+/// Speaking answers on glasses that have a speaker: the voice, the speaker's volume (0…100), and
+/// whether the wearer's voice may cut an answer off.
 public struct SpeechOut: Sendable {
     public var voice: any SpeechVoice
     public var volume: Int
+    /// The wearer's voice stops an answer being spoken, on glasses that hear over their own
+    /// speech (an echo canceller); otherwise only a tap does.
+    public var bargeInByVoice: Bool
 
-    public init(voice: any SpeechVoice, volume: Int) {
+    public init(voice: any SpeechVoice, volume: Int, bargeInByVoice: Bool = true) {
         self.voice = voice
         self.volume = volume
+        self.bargeInByVoice = bargeInByVoice
     }
 }

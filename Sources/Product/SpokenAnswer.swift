@@ -36,12 +36,15 @@ public final class SpokenAnswer: Sendable {
     private let speaker: any GlassesSpeaker
     private let voice: any SpeechVoice
     private let volume: Int
+    /// The glasses listen while they speak, so that the wearer's voice can cut the answer.
+    private let listen: Bool
     private let logger: Logger
 
-    public init(speaker: any GlassesSpeaker, voice: any SpeechVoice, volume: Int, logger: Logger) {
+    public init(speaker: any GlassesSpeaker, voice: any SpeechVoice, volume: Int, listen: Bool = false, logger: Logger) {
         self.speaker = speaker
         self.voice = voice
         self.volume = volume
+        self.listen = listen
         self.logger = logger
     }
 
@@ -195,7 +198,7 @@ public final class SpokenAnswer: Sendable {
             for await (text, audio) in sentences {
                 if state.withLock({ $0.cancelled }) { break }
                 if !started {
-                    try await speaker.begin(volume: volume)
+                    try await speaker.begin(volume: volume, listen: listen)
                     started = true
                 }
                 state.withLock { s in

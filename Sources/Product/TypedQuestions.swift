@@ -109,6 +109,6 @@ public struct TypedQuestions: Sendable {
             logger.info("typed answer not spoken: \(speech == nil ? "speech is off" : "the glasses have no speaker")")
             return nil
         }
-        return SpokenAnswer(speaker: speaker, voice: speech.voice, volume: speech.volume, logger: logger)
+        return SpokenAnswer(speaker: speaker, voice: speech.voice, volume: speech.volume, listen: speech.bargeInByVoice, logger: logger)
     }
 }

@@ -32,6 +32,13 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     /// The question stored for a translation (the speech itself is not transcribed).
     static var spokenQuestion: String { "(spoken, translated to English)" }
 
+    /// Overheard audio this long after the last is a new answer being spoken: a new ear.
+    static var overheardGap: Duration { .seconds(1) }
+
+    /// A question that starts this soon after the wearer spoke over an answer begins with what
+    /// was overheard: the glasses switch from overhearing to recording in that time.
+    static var bargeInWindow: Duration { .seconds(5) }
+
     let session: any GlassesSession
     let assistant: Assistant
     let transcriber: TranscriptionClient?
@@ -88,6 +95,10 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             }
             var capture: VoiceCapture<C>?
             var answering: OneShotEvent?
+            /// What the glasses overhear while they speak, and when they last sent some.
+            var ear: (onset: SpeechOnset, last: C.Instant)?
+            /// When the wearer last spoke over an answer.
+            var bargedIn: C.Instant?
             var generation: UInt64 = 0
             /// Told the glasses to stop a recording no capture owns, and when.
             var strayStopped = false
@@ -97,6 +108,13 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                 min(
                     capture.lastHeard.advanced(by: Self.silentGlasses),
                     capture.started.advanced(by: voice.maximumLength + Self.silentGlasses))
+            }
+            /// What a capture's audio did: at the end of speech the glasses are told to stop, once.
+            func heard(_ capture: VoiceCapture<C>, _ events: [UtteranceEvent]) {
+                guard events.contains(where: { if case .ended = $0 { true } else { false } }), !capture.stopSent else { return }
+                capture.stopSent = true
+                let id = capture.id
+                group.addTask { await stopRecording(id) }
             }
             func watch(_ current: VoiceCapture<C>) {
                 let deadline = deadline(current)
@@ -136,7 +154,17 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         strayStopped = false
                         if let replaced = capture { fail(replaced.id, VoiceFailure.disconnected(while: "recording")) }
                         capture = start(photo: photo, audio: audio)
-                        if let started = capture { watch(started) }
+                        if let started = capture {
+                            watch(started)
+                            // The question the wearer began over the answer keeps its first words.
+                            if let onset = ear?.onset, onset.started, let at = bargedIn, clock.now < at.advanced(by: Self.bargeInWindow),
+                                onset.input == started.recorder.input
+                            {
+                                heard(started, started.recorder.append(samples: onset.heard))
+                            }
+                        }
+                        ear = nil
+                        bargedIn = nil
                     case .photoData(let bytes):
                         capture?.appendPhoto(bytes)
                     case .photoEnd:
@@ -152,12 +180,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                             }
                             break
                         }
-                        let ended = current.recorder.append(bytes).contains { if case .ended = $0 { true } else { false } }
-                        if ended && !current.stopSent {
-                            current.stopSent = true
-                            let id = current.id
-                            group.addTask { await stopRecording(id) }
-                        }
+                        heard(current, current.recorder.append(bytes))
                     case .audioEnd:
                         guard let done = capture else {
                             // The end of a recording nobody owns: the glasses wait for an answer
@@ -182,6 +205,20 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                     case .cancelled:
                         answering?.fire()
                         answering = nil
+                    case .overheard(let bytes, let format):
+                        guard let input = try? PCMInput(format) else { break }
+                        if ear.map({ clock.now >= $0.last.advanced(by: Self.overheardGap) || $0.onset.input != input }) ?? true {
+                            ear = listen(input).map { ($0, clock.now) }
+                        }
+                        guard let onset = ear?.onset else { break }
+                        ear?.last = clock.now
+                        guard onset.append(bytes) else { break }
+                        // The wearer speaks over the answer: it stops, and what they say is the next question.
+                        logger.info("the wearer spoke over the answer: it stops")
+                        bargedIn = clock.now
+                        answering?.fire()
+                        answering = nil
+                        group.addTask { await bargeIn() }
                     case .sceneFrame, .tap, .listening:
                         break
                     }
@@ -189,6 +226,24 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             }
             answering?.fire()
             group.cancelAll()  // the watchdog's sleepers
+        }
+    }
+
+    /// An ear for what the glasses overhear while they speak; nil (logged) for audio it cannot read.
+    private func listen(_ input: PCMInput) -> SpeechOnset? {
+        do {
+            return try SpeechOnset(input: input)
+        } catch {
+            logger.info("what the glasses overhear cannot be processed: \(error)")
+            return nil
+        }
+    }
+
+    private func bargeIn() async {
+        do {
+            try await session.bargeIn()
+        } catch {
+            logger.info("cannot stop the glasses' speech: \(error)")
         }
     }
 
@@ -205,10 +260,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     private func start(photo: Bool, audio: AudioFormat) -> VoiceCapture<C>? {
         let id = glassdGlassesQueryID(UUID().uuidString.lowercased())
         do {
-            return try VoiceCapture(
-                id: id, withPhoto: photo, voice: voice,
-                audio: try PCMInput(sampleRate: audio.sampleRate, bits: audio.bits, lc3Frame: audio.lc3Frame),
-                now: clock.now)
+            return try VoiceCapture(id: id, withPhoto: photo, voice: voice, audio: PCMInput(audio), now: clock.now)
         } catch {
             fail(id, AssistantError.internalFailure("The audio processing could not start: \(error)."))
             return nil
@@ -261,7 +313,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         }
         let spoken: SpokenAnswer? =
             if let speech, let speaker = await session.speaker() {
-                SpokenAnswer(speaker: speaker, voice: speech.voice, volume: speech.volume, logger: log)
+                SpokenAnswer(speaker: speaker, voice: speech.voice, volume: speech.volume, listen: speech.bargeInByVoice, logger: log)
             } else { nil }
         async let spokenReport = spoken?.run()
         // What was heard, for a turn cut while it streamed (kept as far as it was spoken).
@@ -414,5 +466,12 @@ final class HeardQuestion: Sendable {
     var text: String? {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
+    }
+}
+
+extension PCMInput {
+    /// As the glasses describe their recording.
+    init(_ format: AudioFormat) throws(AudioError) {
+        try self.init(sampleRate: format.sampleRate, bits: format.bits, lc3Frame: format.lc3Frame)
     }
 }

@@ -175,7 +175,7 @@ public actor WakeWatch {
 
     private func hear(_ bytes: [UInt8], format: AudioFormat) {
         if converter?.format != format {
-            guard let input = try? PCMInput(sampleRate: format.sampleRate, bits: format.bits, lc3Frame: format.lc3Frame),
+            guard let input = try? PCMInput(format),
                 let made = try? PCMConverter(input: input)
             else {
                 return logger.warning("[wake] the glasses listen in \(format), which the spotter cannot take")

@@ -14,11 +14,15 @@ struct AppMessageTests {
         .photoData([0xFF, 0xD8, 0xFF]), .photoEnd, .sceneStart, .sceneEnd, .cancelled, .battery(0), .battery(100), .tap,
         .listen(true), .listen(false), .wake("Heard \"hey glasses\""), .listening([0x00, 0x80, 0x7F]),
         .charging(true), .charging(false),
-        .speakStart(SpeakerFormat(codec: .pcm16, sampleRate: 16_000), volume: 60),
-        .speakStart(SpeakerFormat(codec: .lc3(frameBytes: 40, frameMicros: 10_000), sampleRate: 16_000), volume: 100),
-        .speakStart(SpeakerFormat(codec: .lc3(frameBytes: 30, frameMicros: 7_500), sampleRate: 8_000), volume: 0),
-        .speakStop, .speaking(true), .speaking(false), .speakerStats("ble_rejected_bytes=0 silence_blocks=3"), .speakerStats(""),
-        .speechCut,
+        .speakStart(SpeakerFormat(codec: .pcm16, sampleRate: 16_000), volume: 60, listen: false),
+        .speakStart(SpeakerFormat(codec: .lc3(frameBytes: 40, frameMicros: 10_000), sampleRate: 16_000), volume: 100, listen: true),
+        .speakStart(SpeakerFormat(codec: .lc3(frameBytes: 30, frameMicros: 7_500), sampleRate: 8_000), volume: 0, listen: false),
+        .speakStart(SpeakerFormat(codec: .pcm16, sampleRate: 8_000), volume: 60, listen: true),
+        .speakStop, .speaking(true, overhearing: nil), .speaking(false, overhearing: nil),
+        .speaking(true, overhearing: AudioFormat(sampleRate: 16_000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000))),
+        .speaking(true, overhearing: AudioFormat(sampleRate: 8_000, bits: 16)),
+        .speakerStats("ble_rejected_bytes=0 silence_blocks=3"), .speakerStats(""),
+        .speechCut, .bargeIn, .overheard([0x00, 0x01]),
     ]
 
     @Test func photoSettingsDefaults() {
@@ -35,8 +39,9 @@ struct AppMessageTests {
             #expect(bytes[1] == message.code)
             #expect(message.name != "unknown")
         }
-        #expect(Set(Self.all.map(\.code)).count == 29)
-        #expect(Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1A, 0x1B, 0x1C, 0x1D].contains($0.code) })
+        #expect(Set(Self.all.map(\.code)).count == 31)
+        #expect(
+            Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1A, 0x1B, 0x1C, 0x1D, 0x1E].contains($0.code) })
     }
 
     @Test("byte fixtures as the Lua app sends and reads them")
@@ -71,14 +76,22 @@ struct AppMessageTests {
             ([0x01], .tooShort(1)),
             ([0x31, 0x10], .missingPrefix(0x31)),
             ([0x01, 0x00], .unknownCode(0x00)),
-            ([0x01, 0x1E], .unknownCode(0x1E)),
+            ([0x01, 0x1F], .unknownCode(0x1F)),
             ([0x01, 0x1C, 0, 16], .badPayload("speakStart")),
-            ([0x01, 0x1C, 0, 24, 50], .badPayload("speakStart")),
-            ([0x01, 0x1C, 0, 16, 101], .badPayload("speakStart")),
-            ([0x01, 0x1C, 1, 16, 50, 40], .badPayload("speakStart")),
-            ([0x01, 0x1C, 1, 16, 50, 10, 100], .badPayload("speakStart")),
-            ([0x01, 0x1C, 1, 16, 50, 40, 90], .badPayload("speakStart")),
-            ([0x01, 0x1C, 2, 16, 50], .badPayload("speakStart")),
+            ([0x01, 0x1C, 0, 16, 50], .badPayload("speakStart")),  // no listen
+            ([0x01, 0x1C, 0, 24, 50, 0], .badPayload("speakStart")),
+            ([0x01, 0x1C, 0, 16, 101, 0], .badPayload("speakStart")),
+            ([0x01, 0x1C, 0, 16, 50, 2], .badPayload("speakStart")),
+            ([0x01, 0x1C, 1, 16, 50, 40, 100], .badPayload("speakStart")),  // no listen
+            ([0x01, 0x1C, 1, 16, 50, 40, 0], .badPayload("speakStart")),
+            ([0x01, 0x1C, 1, 16, 50, 10, 100, 0], .badPayload("speakStart")),
+            ([0x01, 0x1C, 1, 16, 50, 40, 90, 0], .badPayload("speakStart")),
+            ([0x01, 0x1C, 2, 16, 50, 0], .badPayload("speakStart")),
+            ([0x01, 0x1E, 0], .badPayload("bargeIn")),
+            ([0x01, 0x8F, 0, 16, 16], .badPayload("speaking")),  // not speaking, yet overhearing
+            ([0x01, 0x8F, 1, 16], .badPayload("speaking")),
+            ([0x01, 0x8F, 1, 16, 0, 40], .badPayload("speaking")),
+            ([0x01, 0x8F, 2], .badPayload("speaking")),
             ([0x01, 0x1D, 0], .badPayload("speakStop")),
             ([0x01, 0x90, 0xC3], .badPayload("speakerStats")),
             ([0x01, 0x91, 1], .badPayload("speechCut")),
@@ -90,7 +103,8 @@ struct AppMessageTests {
             ([0x01, 0x8E], .badPayload("charging")),
             ([0x01, 0x8E, 2], .badPayload("charging")),
             ([0x01, 0x8F], .badPayload("speaking")),
-            ([0x01, 0x92], .unknownCode(0x92)),
+            ([0x01, 0x92], .badPayload("overheard")),
+            ([0x01, 0x93], .unknownCode(0x93)),
             ([0x01, 0x11, 0xC3], .badPayload("response")),  // cut UTF-8
             ([0x01, 0x10, 0xFF, 0x41], .badPayload("display")),
             ([0x01, 0x12, 0xED, 0xA0, 0x80], .badPayload("error")),  // a surrogate
@@ -138,13 +152,20 @@ struct AppMessageTests {
         }
     }
 
-    @Test("the speaker's messages on the wire: PCM [0, kHz, volume], LC3 with its frame bytes and duration in 100 µs")
+    @Test("the speaker's messages on the wire: PCM [0, kHz, volume, listen], LC3 with its frame bytes and duration in 100 µs; speaking with the overheard format; bargeIn, overheard")
     func speakerBytes() throws {
-        #expect(AppMessage.speakStart(SpeakerFormat(codec: .pcm16, sampleRate: 16_000), volume: 60).encoded == [0x01, 0x1C, 0, 16, 60])
-        let lc3 = AppMessage.speakStart(SpeakerFormat(codec: .lc3(frameBytes: 40, frameMicros: 10_000), sampleRate: 16_000), volume: 100)
-        #expect(lc3.encoded == [0x01, 0x1C, 1, 16, 100, 40, 100])
+        #expect(
+            AppMessage.speakStart(SpeakerFormat(codec: .pcm16, sampleRate: 16_000), volume: 60, listen: false).encoded == [0x01, 0x1C, 0, 16, 60, 0])
+        let lc3 = AppMessage.speakStart(
+            SpeakerFormat(codec: .lc3(frameBytes: 40, frameMicros: 10_000), sampleRate: 16_000), volume: 100, listen: true)
+        #expect(lc3.encoded == [0x01, 0x1C, 1, 16, 100, 40, 100, 1])
+        #expect(
+            try AppMessage.decode([0x01, 0x8F, 1, 16, 0, 40, 100])
+                == .speaking(true, overhearing: AudioFormat(sampleRate: 16_000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000))))
+        #expect(AppMessage.bargeIn.encoded == [0x01, 0x1E])
+        #expect(try AppMessage.decode([0x01, 0x92, 7, 8]) == .overheard([7, 8]))
         #expect(try AppMessage.decode([0x01, 0x90] + Array("silence_blocks=2".utf8)) == .speakerStats("silence_blocks=2"))
-        #expect(try AppMessage.decode([0x01, 0x8F, 0]) == .speaking(false))
+        #expect(try AppMessage.decode([0x01, 0x8F, 0]) == .speaking(false, overhearing: nil))
         #expect(try AppMessage.decode([0x01, 0x91]) == .speechCut)
     }
 }

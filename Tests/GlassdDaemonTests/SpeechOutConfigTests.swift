@@ -13,7 +13,7 @@ struct SpeechOutConfigTests {
         #expect(settings == SpeechOutSettings())
         #expect(settings.speak == .speaker && settings.baseURL == nil && settings.model == "tts-1")
         #expect(settings.voice == "alloy" && settings.responseFormat == .wav && settings.volume == 60)
-        #expect(settings.apiKeyFile == nil && !settings.embedded)
+        #expect(settings.apiKeyFile == nil && !settings.embedded && settings.bargeIn == .voice)
         #expect(try Config.parse("[speech_out]\n").speechOut == SpeechOutSettings())
     }
 
@@ -23,6 +23,7 @@ struct SpeechOutConfigTests {
             """
             [speech_out]
             speak = "always"
+            barge_in = "tap"
             base_url = "http://127.0.0.1:8090/v1"
             model = "kokoro"
             voice = "af_sky"
@@ -34,6 +35,7 @@ struct SpeechOutConfigTests {
         ).speechOut
         var expected = SpeechOutSettings()
         expected.speak = .always
+        expected.bargeIn = .tap
         expected.baseURL = "http://127.0.0.1:8090/v1"
         expected.model = "kokoro"
         expected.voice = "af_sky"
@@ -51,6 +53,7 @@ struct SpeechOutConfigTests {
             ("[speech_out]\nspeed = 2\n", "glassd.conf: [speech_out] has no setting speed"),
             ("[speech_out]\nspeak = \"sometimes\"\n", "glassd.conf: [speech_out] speak must be \"speaker\", \"always\" or \"never\", not \"sometimes\""),
             ("[speech_out]\nspeak = true\n", "glassd.conf: [speech_out] speak must be a string"),
+            ("[speech_out]\nbarge_in = \"never\"\n", "glassd.conf: [speech_out] barge_in must be \"voice\" or \"tap\", not \"never\""),
             ("[speech_out]\nresponse_format = \"mp3\"\n", "glassd.conf: [speech_out] response_format must be \"wav\" or \"pcm\", not \"mp3\""),
             ("[speech_out]\nvolume = 101\n", "glassd.conf: [speech_out] volume must be a whole number in 0...100"),
             ("[speech_out]\nvolume = -1\n", "glassd.conf: [speech_out] volume must be a whole number in 0...100"),

@@ -12,6 +12,8 @@ final class FakeGlasses: GlassesSession {
     struct Record {
         var pieces: [AnswerStream.Piece] = []
         var stopRecordings = 0
+        /// Told the wearer spoke over the answer (`bargeIn`).
+        var bargeIns = 0
         var finishedAnswers = 0
         var alerts: [String?] = []
         var listening: [Bool] = []
@@ -45,6 +47,7 @@ final class FakeGlasses: GlassesSession {
 
     func answerFinished(_ stream: AnswerStream?) async { note { $0.finishedAnswers += 1 } }
     func stopRecording() async throws { note { $0.stopRecordings += 1 } }
+    func bargeIn() async throws { note { $0.bargeIns += 1 } }
     func requestSceneFrame() async throws {}
     func speaker() async -> (any GlassesSpeaker)? { speakerFitted.withLock { $0 } }
     func showAlert(_ text: String?) async throws { note { $0.alerts.append(text) } }

@@ -53,6 +53,7 @@ final class FakeVoice: SpeechVoice {
 final class FakeSpeaker: GlassesSpeaker {
     struct Record {
         var volume: Int?
+        var listen: Bool?
         var writes: [[UInt8]] = []
         /// For each write: the sentences the voice had been asked for when it came.
         var voicedAtWrite: [Int] = []
@@ -74,7 +75,12 @@ final class FakeSpeaker: GlassesSpeaker {
 
     var now: Record { record.withLock { $0 } }
 
-    func begin(volume: Int) async throws { note { $0.volume = volume } }
+    func begin(volume: Int, listen: Bool) async throws {
+        note {
+            $0.volume = volume
+            $0.listen = listen
+        }
+    }
 
     func write(_ bytes: [UInt8]) async throws {
         let attempt = attempts.withLock { attempts in

@@ -12,6 +12,10 @@ GLASSD_APP_VERSION = '-'
 -- laid-out answer comes as pages (PAGE_TEXT..., form feeds between pages, then PAGES_SHOW): a tap
 -- turns the page, and the last page's tap is an ordinary tap again. With the wake phrase on
 -- (LISTEN), idle glasses stream what they hear (LISTENING); WAKE starts a question as a tap would.
+-- While the speaker plays an answer (SPEAK_START...SPEAK_STOP, Halo), a tap stops it at once
+-- (SPEECH_CUT) and asks the next question; where the microphone has an echo canceller the app
+-- also streams what it hears meanwhile (OVERHEARD), and BARGE_IN (the host heard the wearer
+-- speak over the answer) stops it as the tap would.
 --
 -- Callbacks run in the firmware's hooks, between any two instructions: they only queue. Every
 -- handler runs under pcall so one bad message cannot stop the app, but the firmware's "break
@@ -20,11 +24,11 @@ GLASSD_APP_VERSION = '-'
 local M = {
   DISPLAY = 0x10, RESPONSE = 0x11, ERROR = 0x12, ANSWER_END = 0x13, ALERT = 0x14, STOP = 0x15,
   CAPTURE = 0x16, PHOTO_SETTINGS = 0x17, PAGE_TEXT = 0x18, PAGES_SHOW = 0x19, LISTEN = 0x1A, WAKE = 0x1B,
-  SPEAK_START = 0x1C, SPEAK_STOP = 0x1D,
+  SPEAK_START = 0x1C, SPEAK_STOP = 0x1D, BARGE_IN = 0x1E,
   READY = 0x81, AUDIO_START = 0x82, AUDIO_DATA = 0x83, AUDIO_END = 0x84, PHOTO_START = 0x85,
   PHOTO_DATA = 0x86, PHOTO_END = 0x87, SCENE_START = 0x88, SCENE_END = 0x89, CANCELLED = 0x8A,
   BATTERY = 0x8B, TAP = 0x8C, LISTENING = 0x8D, CHARGING = 0x8E, SPEAKING = 0x8F, SPEAKER_STATS = 0x90,
-  SPEECH_CUT = 0x91,
+  SPEECH_CUT = 0x91, OVERHEARD = 0x92,
 }
 
 local HW = require('glassd_hw')
@@ -259,8 +263,18 @@ local function listen_pump()
   end
 end
 
+-- A microphone setting as the host reads it: PCM [kHz, bits]; LC3 [kHz, 0, frame bytes, frame
+-- duration / 100 us] (the setting's duration is in 10 us).
+local function mic_format(mic)
+  local khz = mic.sample_rate // 1000
+  if mic.encoder == 'lc3' then
+    return string.char(khz, 0, mic.bitrate * mic.duration // 800000, mic.duration // 10)
+  end
+  return string.char(khz, mic.bit_depth)
+end
+
 local function start_recording()
-  S.hearing = false
+  S.hearing, S.overhearing = false, false
   pcall(frame.microphone.stop)
   local mic = HW.QUESTION_MIC
   if not guard(frame.microphone.start, mic) then
@@ -268,13 +282,7 @@ local function start_recording()
     append('\nThe microphone failed', FAILURE)
     return
   end
-  -- PCM [kHz, bits]; LC3 [kHz, 0, frame bytes, frame duration / 100 us] (duration in 10 us).
-  local khz = mic.sample_rate // 1000
-  if mic.encoder == 'lc3' then
-    send(M.AUDIO_START, string.char(khz, 0, mic.bitrate * mic.duration // 800000, mic.duration // 10))
-  else
-    send(M.AUDIO_START, string.char(khz, mic.bit_depth))
-  end
+  send(M.AUDIO_START, mic_format(mic))
   S.state, S.recording_since, S.dirty = RECORDING, now(), true
 end
 
@@ -297,7 +305,34 @@ end
 
 -- Speaker (Halo) ------------------------------------------------------------------------------
 -- The host sends the audio on its own characteristic, paced to the playback rate; the app only
--- starts and stops the speaker, and stops it at once on a tap.
+-- starts and stops the speaker, and stops it at once on a tap or BARGE_IN. Asked to listen, it
+-- keeps the microphone open behind the echo canceller (HW.OVERHEAR_MIC) while the speaker plays.
+
+-- Sends what the microphone overhears (at most 8 messages a turn); stops once it is stopped.
+local function overhear_pump()
+  local size = max_payload()
+  for _ = 1, 8 do
+    local samples = frame.microphone.read(size)
+    if samples == nil then S.overhearing = false return end
+    if #samples == 0 then return end
+    send(M.OVERHEARD, samples)
+  end
+end
+
+local function overhear_stop()
+  if S.overhearing then pcall(frame.microphone.stop) end
+  S.overhearing = false
+end
+
+-- The speaker stops at once; the host writes no more once it reads SPEECH_CUT.
+local function cut_speech()
+  overhear_stop()
+  if not S.speaking then return false end
+  pcall(frame.speaker.stop)
+  S.speaking = false
+  send(M.SPEECH_CUT)
+  return true
+end
 
 local SPEAKER_KEYS = { 'ble_rejected_bytes', 'silence_blocks', 'ble_bytes', 'blocks_played', 'ring_peak',
   'frames_plc', 'decode_errors' }
@@ -314,9 +349,11 @@ local function speaker_stats()
   return table.concat(parts, ' ')
 end
 
--- SpeakStart: [codec 0 pcm / 1 lc3, kHz, volume] (+ LC3 [frame bytes, frame duration / 100 us]).
+-- SpeakStart: [codec 0 pcm / 1 lc3, kHz, volume] (+ LC3 [frame bytes, frame duration / 100 us]),
+-- then listen (0/1). SPEAKING says whether it plays, and the format of what it will overhear.
 local function speak_start(payload)
-  if not frame.speaker or #payload < 3 then
+  overhear_stop()
+  if not frame.speaker or #payload < 4 then
     send(M.SPEAKING, '\0')
     return
   end
@@ -332,11 +369,21 @@ local function speak_start(payload)
   pcall(frame.speaker.stop)
   if frame.speaker.stats then pcall(frame.speaker.stats, true) end
   S.speaking = guard(frame.speaker.start, opts)
-  send(M.SPEAKING, S.speaking and '\1' or '\0')
+  local listen, heard = payload:byte(#payload) == 1, ''
+  if S.speaking and listen and HW.OVERHEAR_MIC and S.state ~= RECORDING then
+    -- The same microphone: the wake phrase's listening gives way until the speaker stops.
+    S.hearing = false
+    pcall(frame.microphone.stop)
+    if guard(frame.microphone.start, HW.OVERHEAR_MIC) then
+      S.overhearing, heard = true, mic_format(HW.OVERHEAR_MIC)
+    end
+  end
+  send(M.SPEAKING, (S.speaking and '\1' or '\0') .. heard)
 end
 
 -- Stops the speaker; the host waits for its counters whether or not it still played.
 local function speak_stop()
+  overhear_stop()
   if S.speaking then pcall(frame.speaker.stop) end
   S.speaking = false
   send(M.SPEAKER_STATS, speaker_stats():sub(1, max_payload()))
@@ -348,13 +395,7 @@ end
 -- nil on a Frame, whose taps the app times itself.
 local function tapped(at, kind)
   send(M.TAP)
-  local cut = S.speaking
-  if cut then
-    -- Speech stops at once: the host writes no more once it reads SPEECH_CUT.
-    pcall(frame.speaker.stop)
-    S.speaking = false
-    send(M.SPEECH_CUT)
-  end
+  local cut = cut_speech()
   if S.state == PAGED then
     if S.page < #S.pages then
       S.page, S.dirty = S.page + 1, true
@@ -380,6 +421,15 @@ local function tapped(at, kind)
   else
     S.first_tap = at
   end
+end
+
+-- The host heard the wearer speak over the answer: as a tap that cuts the speech, whatever shows.
+local function barge_in()
+  if S.state == RECORDING then return end
+  cut_speech()
+  if S.state == ANSWERING then send(M.CANCELLED) end
+  S.state, S.pages, S.dirty = IDLE, {}, true
+  question(false)
 end
 
 local function handle(data)
@@ -426,6 +476,8 @@ local function handle(data)
     speak_start(payload)
   elseif code == M.SPEAK_STOP then
     speak_stop()
+  elseif code == M.BARGE_IN then
+    barge_in()
   elseif code == M.WAKE then
     -- The host heard the wake phrase: a question, as if tapped, saying so (pages being read give way).
     if S.state == IDLE or S.state == PAGED then
@@ -471,6 +523,8 @@ local function step()
   end
   if S.state == RECORDING then
     if at - S.recording_since > RECORD_MAX_S or not guard(pump_audio, 8) then guard(stop_recording) end
+  elseif S.overhearing then
+    guard(overhear_pump)
   elseif S.listen and (S.state == IDLE or S.state == PAGED) then
     guard(listen_pump)
   elseif S.hearing then
@@ -501,6 +555,6 @@ function glassd_run()
   send(M.READY, GLASSD_APP_VERSION)
   while true do
     guard(step)
-    frame.sleep((S.state == RECORDING or S.hearing) and 0.005 or 0.02)
+    frame.sleep((S.state == RECORDING or S.hearing or S.overhearing) and 0.005 or 0.02)
   end
 end

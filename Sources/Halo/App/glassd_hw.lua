@@ -12,6 +12,10 @@ HW.HEADING, HW.ANSWER, HW.FAILURE, HW.WARNING, HW.STATUS = 0x87CEEB, 0xFFFFFF, 0
 -- PCM's bytes for 2.5 points more words wrong (README); the wake phrase's listening at 8-bit PCM.
 HW.QUESTION_MIC = { encoder = 'lc3', sample_rate = 16000, bitrate = 32000, duration = 1000 }
 HW.LISTEN_MIC = { sample_rate = 8000, bit_depth = 8 }
+-- While the speaker plays: the question's format behind the echo canceller, so that what the host
+-- hears is the wearer, not the answer (the voice band filter is left off: what is heard here
+-- begins the question when the wearer speaks over the answer).
+HW.OVERHEAR_MIC = { encoder = 'lc3', sample_rate = 16000, bitrate = 32000, duration = 1000, aec = true }
 
 local IDLE_SAVE_S = 30
 local saving, drawn_at = false, nil
