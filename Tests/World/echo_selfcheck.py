@@ -193,6 +193,20 @@ def speaker_timeline():
           "after stop() nothing more plays")
     clock.t += 5.0
     check(not any(speaker.played_audio(begun, begun + 0.04, RATE)), "played audio is kept for 5 s only")
+    # Each block keeps its own rate: 8 kHz PCM, then 16 kHz after a new start.
+    speaker.start("pcm", 8000, 16, 50)
+    speaker.write(b"\x02" * 160)
+    clock.t += 0.0101
+    speaker.stop()
+    speaker.start("pcm", RATE, 16, 50)
+    speaker.write(b"\x03" * 320)
+    clock.t += 0.0101
+    speaker.stats()                     # plays what is due
+    (b8, r8, _), (b16, r16, _) = list(speaker.played)[-2:]
+    check((r8, r16) == (8000, RATE) and speaker.played_audio(b8, b8 + 0.01, RATE) == [0x0202] * 160
+          and speaker.played_audio(b16, b16 + 0.01, RATE) == [0x0303] * 160,
+          "a block played at 8 kHz before a 16 kHz start is still read at its own rate")
+    speaker.stop()
 
 
 def clip_file(directory, seconds=2.0, rate=RATE):

@@ -45,7 +45,7 @@ class Speaker:
         self.duration = 1000         # LC3 frame duration, in 10 us (1000: 10 ms)
         self.decoder = None          # an lc3.Decoder while it plays LC3 (None: undecodable, silent)
         self.odd = b""               # PCM: a byte whose sample's other half has not played yet
-        self.played = deque()        # (time the block began, its samples at sample_rate)
+        self.played = deque()        # (time the block began, its sample rate, its samples)
         self.reset_counts()
         # Across answers, for tests: every byte played, and each resume after the ring ran dry.
         self.total_played = 0
@@ -92,7 +92,7 @@ class Speaker:
             cut = len(pcm) - len(pcm) % 2
             pcm, self.odd = pcm[:cut], pcm[cut:]
         if pcm:
-            self.played.append((began, _samples(pcm)))
+            self.played.append((began, self.sample_rate, _samples(pcm)))
 
     def played_audio(self, t0, t1, rate, count=None):
         """What the speaker played from time t0 to t1 (its clock), as `count` (default
@@ -104,12 +104,17 @@ class Speaker:
             if count is None:
                 count = max(0, round((t1 - t0) * rate))
             out = [0] * count
-            own = self.sample_rate
             t1 = t0 + count / rate
-            for began, samples in self.played:
+            # Blocks are in time order: from the newest back to the first that ended before t0
+            # (echo asks for the last few), then laid down oldest first.
+            blocks = []
+            for began, own, samples in reversed(self.played):
                 ended = began + len(samples) / own
-                if ended <= t0 or began >= t1:
-                    continue
+                if ended <= t0:
+                    break
+                if began < t1:
+                    blocks.append((began, ended, own, samples))
+            for began, ended, own, samples in reversed(blocks):
                 # j(i) = floor((t0 - began) * own + i * own / rate): the block's sample at output i.
                 offset = (t0 - began) * own + 1e-6
                 if own == rate:
