@@ -274,6 +274,41 @@ async def run(tmp):
         stats = {k: v.value for k, v in (await host.vf("Stats"))[0].items()}
         check(stats["audio_bytes"] == 100, "speaker audio writes are counted")
 
+    async def echo():
+        """The speaker's sound in the microphone, through the real wiring: Lua starts both, the
+        tone goes over the audio characteristic, Lua reads the recording's peak."""
+        import math
+        tone = b"".join(int(10000 * math.sin(2 * math.pi * 440 * n / 16000)).to_bytes(2, "little", signed=True)
+                        for n in range(4000))    # 250 ms
+        peaks = {}
+        # Chunks fit one write (MTU - 3 bytes): helpers first.
+        await host.write(RX, b"M, S = frame.microphone, frame.speaker", "request")
+        await host.write(RX, b"function R() local p,n=0,0 while 1 do local s=M.read(4096) if not s or #s==0 then "
+                             b"return p,n end for i=1,#s-1,2 do p=math.max(p,math.abs(('<i2'):unpack(s,i))) end "
+                             b"n=n+#s//2 end end", "request")
+        for aec, cancel in ((False, True), (True, True), (True, False)):
+            await host.vf("SetEchoCancel", "b", [cancel])
+            check(await host.lua("S.start{encoder='pcm', sample_rate=16000, bit_depth=16} "
+                                 f"M.start{{sample_rate=16000, bit_depth=16, aec={str(aec).lower()}}} "
+                                 "print(M.status(), M.aec())")
+                  == f"streaming\t{str(aec).lower()}", f"Lua: speaker and microphone (aec={aec}) started")
+            played = (await host.vf("SpeakerStats"))[0]["played"].value
+            for at in range(0, len(tone), MTU - 3):
+                await host.write(AUDIO, tone[at:at + MTU - 3])
+            # Once the whole tone has played its echo is in the recording, but for the last block's
+            # last 20 ms: the peak is well before.
+            await host.vf("WaitPlayed", "t", [played + len(tone)])
+            answer = await host.lua("local p, n = R() M.stop() S.stop() print(p, n)")
+            peak, count = (int(v) for v in answer.split("\t"))
+            check(count >= len(tone) // 2, f"the recording has {count} samples, as long as the tone at least")
+            peaks[(aec, cancel)] = peak
+        await host.vf("SetEchoCancel", "b", [True])
+        print(f"  echo peaks (tone peak 10000): aec=false {peaks[(False, True)]}, aec=true {peaks[(True, True)]}, "
+              f"aec=true with SetEchoCancel(false) {peaks[(True, False)]}", flush=True)
+        check(2000 <= peaks[(False, True)] <= 3200, "aec=false: the microphone hears the speaker at about -12 dB")
+        check(peaks[(True, True)] < 100, "aec=true: the echo canceller leaves a residue below 1 %")
+        check(2000 <= peaks[(True, False)] <= 3200, "SetEchoCancel(false): aec=true hears the whole echo")
+
     async def basics():
         head, rsp = await host.smp(2, 0, 0, {"d": "hello halo"})
         check(rsp == {"r": "hello halo"} and (head[0] >> 3) & 3 == 1, f"echo v2: {rsp}")
@@ -439,7 +474,9 @@ async def run(tmp):
         check(rsp2 == {"off": CHUNK}, f"data at a wrong offset: answered the offset wanted {rsp2}")
 
     for name, coro in (("garbage in, well-formed answers out", garbage(tmp)),
-                       ("pair, SMP and audio characteristics", pair), ("echo, parameters, state", basics),
+                       ("pair, SMP and audio characteristics", pair),
+                       ("speaker echo in the microphone, aec, SetEchoCancel", echo),
+                       ("echo, parameters, state", basics),
                        ("upload, test, reset, confirm", update),
                        ("refused while unconfirmed, reverted at reset", refused_and_reverted),
                        ("link drop mid-upload, resume", drop_and_resume), ("image that does not boot", does_not_boot),

@@ -6,9 +6,10 @@
 # A BLE peripheral made only with the standard BlueZ peripheral API, like virtual_monocle.py.
 # GATT (frame-protocol.md): service 7a230001-…, RX 7a230002-… (write, write without response),
 # TX 7a230003-… (notify); --halo adds the speaker audio characteristic 7a230005-… (write, write
-# without response; counted, not played yet) and the MCUmgr SMP service 8d53dc1d-… (vsmp.py
-# over vmcuboot.py's slots: upload, test, confirm, reset). Advertised by service UUID with the name
-# "Frame XX" (XX: the adapter address's last byte).
+# without response; played in real time by vframe/speaker.py, and heard back by the microphone as
+# echo) and the MCUmgr SMP service 8d53dc1d-… (vsmp.py over vmcuboot.py's slots: upload, test,
+# confirm, reset). Advertised by service UUID with the name "Frame XX" (XX: the adapter address's
+# last byte).
 #
 # Bonding is required: until both sides hold the bond (vframe/bond.py), writes with response and
 # StartNotify fail with org.bluez.Error.NotPermitted "Not paired" (what BlueZ makes of the ATT
@@ -245,6 +246,12 @@ class Control(ServiceInterface):
     def SetCharging(self, charging: "b"):
         """What a Halo's frame.battery_charging() answers from now on."""
         self.vf.charging = charging
+
+    @method()
+    def SetEchoCancel(self, on: "b"):
+        """Whether a Halo's echo canceller works (default on): off, a recording with aec=true
+        hears the speaker's whole echo, as without it."""
+        self.vf.mic.echo_cancel = on
 
     @method()
     def FeedAudio(self, path: "s"):
@@ -491,8 +498,11 @@ class Frame:
         self.stats = Counter()
         self.last_tap = 0.0
         self.flash = devices.Flash(args.fs)
-        self.mic, self.display = devices.Microphone(), devices.Display()
         self.speaker, self.speaker_stats = Speaker(), not args.no_speaker_stats
+        # A Halo's microphone hears its speaker (the echo its canceller takes out, aec=true), and
+        # a clip goes on across its restarts (barge-in); a Frame's replays at each start.
+        self.mic = devices.Microphone(echo=self.speaker if args.halo else None, continues=args.halo)
+        self.display = devices.Display()
         self.speaker_started_at = self.tap_to_last_write = 0.0
         self.speaker_fed = False    # audio came since the speaker last stopped (SpeakerFed once)
         self.camera = devices.Camera(args.photo)

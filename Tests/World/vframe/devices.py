@@ -4,11 +4,14 @@ system, the microphone, the camera and the display. Shared by the Lua thread (vf
 and the test control (virtual_frame.py), so every object guards its state with a lock.
 """
 import io
+import math
 import os
 import struct
+import sys
 import threading
 import time
 import wave
+from array import array
 
 # frame.display colour names (Brilliant's SDK docs: a 16-entry palette) -> the RGB shown in PNGs.
 PALETTE = {"VOID": 0x000000, "WHITE": 0xFFFFFF, "GREY": 0x9D9D9D, "RED": 0xBE2633,
@@ -128,21 +131,44 @@ class Flash:
 
 
 class Microphone:
-    """frame.microphone: the fed clip (else silence) becomes readable in real time from start(); a
-    clip fed while it records is heard from then on, from its start (a sound starts when it starts);
+    """frame.microphone: the fed clip (else silence) becomes readable in real time from start();
     8-bit samples are the signed high byte, 16-bit ones signed little-endian (the nRF's order).
-    No overflow is modelled: unread samples wait until read."""
+    No overflow is modelled: unread samples wait until read.
 
-    def __init__(self):
+    A clip fed while it records is heard from then on, from its start (a sound starts when it
+    starts), and it goes on in real time: a stop and start while it lasts hear it from where it
+    is then (the wearer does not begin again because the microphone restarted: a Halo's barge-in).
+    A clip fed while stopped, or one that has ended, plays from the start of each recording. With
+    continues=False (a Frame) every start plays the clip from its start, as before the Halo's
+    barge-in: glassd's wake-phrase test on a Frame asks its question with the phrase's own clip
+    again.
+
+    With an echo source (a Halo's speaker, vframe/speaker.py) every sample also holds what the
+    speaker played ECHO_DELAY_S before, ECHO_GAIN down (the acoustic path); a recording with
+    aec on leaves AEC_RESIDUE of that (the echo canceller), unless echo_cancel is off (a test's
+    SetEchoCancel(false): the canceller does nothing)."""
+
+    ECHO_DELAY_S = 0.020
+    ECHO_GAIN = 0.251             # -12 dB
+    AEC_RESIDUE = 0.0178          # -35 dB below the echo
+
+    def __init__(self, clock=time.monotonic, echo=None, continues=True):
         self.lock = threading.Lock()
-        self.clip = (16000, b"")      # (rate, s16le mono)
+        self.clock = clock
+        self.echo = echo
+        self.continues = continues
+        self.echo_cancel = True
+        self.clip = (16000, array("h"))   # (rate, samples)
+        self.clip_at = None           # clock time it began, when fed while recording
         self.running = False
         self.rate = 8000
         self.bits = 16
+        self.aec = self.voice = False
+        self.gain = 0
         self.t0 = 0.0
         self.t_stop = None
         self.taken = 0                # samples read out of this recording
-        self.base = 0                 # the sample of this recording at which the clip starts
+        self.base = 0.0               # the sample of this recording at which the clip starts
         self.coder = None             # an LC3 encoder while recording LC3 (a Halo)
         self.coded = bytearray()      # LC3 bytes not yet read
 
@@ -157,17 +183,29 @@ class Microphone:
                 out += struct.pack("<h", (raw[i] - 128) << 8)
             else:       # the two most significant bytes of the first channel
                 out += raw[i + width - 2:i + width]
+        samples = array("h")
+        samples.frombytes(bytes(out))
+        if sys.byteorder == "big":
+            samples.byteswap()
         with self.lock:
-            self.clip = (rate, bytes(out))
-            self.base = self.taken if self.running else 0
+            self.clip = (rate, samples)
+            if self.running:
+                self.clip_at = self.clock()
+                self.base = (self.clip_at - self.t0) * self.rate
+            else:
+                self.clip_at, self.base = None, 0.0
 
-    def start(self, rate, bits, encoder="pcm", bitrate=None, duration=None):
+    def start(self, rate, bits, encoder="pcm", bitrate=None, duration=None, aec=False, voice=False, gain=0):
         """encoder "lc3" (a Halo): reads give LC3 frames as a byte stream, coded by liblc3
-        (bitrate in bit/s, duration 750 or 1000: 7.5 or 10 ms frames)."""
+        (bitrate in bit/s, duration 750 or 1000: 7.5 or 10 ms frames). aec: the echo canceller
+        (see the class). voice (300-3400 Hz) and gain (-10..10) are kept, not modelled: the clip
+        is heard as it is."""
         if rate not in (8000, 16000):
             raise Fail("sample_rate must be 8000 or 16000")
         if bits not in (8, 16):
             raise Fail("bit_depth must be 8 or 16")
+        if not -10 <= gain <= 10:
+            raise Fail("gain must be -10..10")
         coder = None
         if encoder == "lc3":
             import lc3  # beside the world's scripts; loads liblc3.so.0
@@ -179,18 +217,62 @@ class Microphone:
         elif encoder != "pcm":
             raise Fail("encoder must be pcm or lc3")
         with self.lock:
+            now = self.clock()
             self.rate, self.bits, self.coder, self.coded = rate, bits, coder, bytearray()
-            self.running, self.t0, self.t_stop, self.taken, self.base = True, time.monotonic(), None, 0, 0
+            self.aec, self.voice, self.gain = bool(aec), bool(voice), int(gain)
+            self.running, self.t0, self.t_stop, self.taken = True, now, None, 0
+            clip_rate, clip = self.clip
+            if self.continues and self.clip_at is not None and now - self.clip_at < len(clip) / clip_rate:
+                self.base = (self.clip_at - now) * rate     # still sounding: where it is now
+            else:
+                self.clip_at, self.base = None, 0.0
 
     def stop(self):
         with self.lock:
             if self.running:
-                self.running, self.t_stop = False, time.monotonic()
+                self.running, self.t_stop = False, self.clock()
 
-    def _sample(self, k):
+    def set_aec(self, on):
+        """frame.microphone.aec(on): also while recording, from the next read on."""
+        with self.lock:
+            self.aec = bool(on)
+
+    def set_voice(self, on):
+        with self.lock:
+            self.voice = bool(on)
+
+    def status(self):
+        with self.lock:
+            return "streaming" if self.running else "stopped"
+
+    def _clip(self, k0, count):
+        """The clip's samples at this recording's samples k0 .. k0+count-1 (0 outside it)."""
         rate, clip = self.clip
-        j = int((k - self.base) * rate / self.rate)
-        return struct.unpack_from("<h", clip, 2 * j)[0] if 2 * j + 2 <= len(clip) else 0
+        n = len(clip)
+        if rate == self.rate:       # clip sample j = k - base, the same for the whole read
+            j0 = k0 + math.floor(-self.base + 1e-6)
+            out = [0] * count
+            lo, hi = max(0, -j0), min(count, n - j0)
+            if lo < hi:
+                out[lo:hi] = clip[j0 + lo:j0 + hi]
+            return out
+        ratio, base = rate / self.rate, self.base
+        out = []
+        for k in range(k0, k0 + count):
+            j = math.floor((k - base) * ratio + 1e-6)
+            out.append(clip[j] if 0 <= j < n else 0)
+        return out
+
+    def _echo(self, k0, count):
+        """What the speaker sent into this recording's samples k0 .. k0+count-1, or None."""
+        if self.echo is None:
+            return None
+        at = self.t0 + k0 / self.rate - self.ECHO_DELAY_S
+        played = self.echo.played_audio(at, at + count / self.rate, self.rate, count)
+        if not any(played):
+            return None
+        gain = self.ECHO_GAIN * (self.AEC_RESIDUE if self.aec and self.echo_cancel else 1.0)
+        return [round(v * gain) for v in played]
 
     def read(self, n):
         """Up to n bytes of samples recorded so far; b"" when none yet; None when stopped and
@@ -211,7 +293,7 @@ class Microphone:
 
     def _read_pcm(self, n):
         with self.lock:
-            end = self.t_stop if self.t_stop is not None else time.monotonic()
+            end = self.t_stop if self.t_stop is not None else self.clock()
             if not self.running and self.t_stop is None:
                 return None
             ready = int((end - self.t0) * self.rate) - self.taken
@@ -219,12 +301,17 @@ class Microphone:
             count = max(0, min(ready, int(n) // width))
             if count == 0:
                 return None if not self.running else b""
-            out = bytearray()
-            for k in range(self.taken, self.taken + count):
-                v = self._sample(k)
-                out += struct.pack("<b", v >> 8) if width == 1 else struct.pack("<h", v)
+            values = self._clip(self.taken, count)
+            echo = self._echo(self.taken, count)
+            if echo is not None:
+                values = [max(-32768, min(32767, v + e)) for v, e in zip(values, echo)]
             self.taken += count
-            return bytes(out)
+            if width == 1:
+                return bytes((v >> 8) & 0xFF for v in values)
+            out = array("h", values)
+            if sys.byteorder == "big":
+                out.byteswap()
+            return out.tobytes()
 
 
 class Camera:

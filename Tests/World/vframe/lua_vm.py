@@ -230,10 +230,17 @@ class LuaVM:
             # The firmware counts milliseconds and returns seconds as a float (lua_time_utc).
             return round(time.monotonic() - self.boot_time + self.time_offset, 3)
 
-        def mic_start(rate, bits, encoder=b"pcm", bitrate=None, duration=None):
+        def mic_start(rate, bits, encoder=b"pcm", bitrate=None, duration=None, aec=False, voice=False, gain=0):
             encoder = encoder.decode() if isinstance(encoder, bytes) else str(encoder)
             self.mic.start(int(rate), int(bits), encoder, int(bitrate) if bitrate else None,
-                           int(duration) if duration else None)
+                           int(duration) if duration else None, aec=bool(aec), voice=bool(voice), gain=int(gain))
+
+        def mic_switch(set_it, current):
+            def switch(on=None):
+                if on is not None:
+                    set_it(bool(on))
+                return current()
+            return switch
 
         def cam_capture(resolution, quality_factor, quality):
             if quality is not None:
@@ -306,6 +313,9 @@ class LuaVM:
             "mic_start": mic_start,
             "mic_read": lambda n: self.mic.read(n),
             "mic_stop": lambda: self.mic.stop(),
+            "mic_aec": mic_switch(self.mic.set_aec, lambda: self.mic.aec),
+            "mic_voice": mic_switch(self.mic.set_voice, lambda: self.mic.voice),
+            "mic_status": lambda: self.mic.status().encode(),
             "cam_capture": cam_capture,
             "cam_ready": lambda: self.camera.image_ready(),
             "cam_read": lambda n: self.camera.read(n),

@@ -165,12 +165,36 @@ if HARDWARE_VERSION == "halo" then
       return out
     end
   end
+  -- The options halo-protocol.md lists, with their types: any other key, or another type, is a
+  -- Lua error (a misspelt `aec` must not pass as a recording without the echo canceller). `voice`
+  -- (the 300-3400 Hz band) and `gain` are kept, not modelled: the clip is heard as it is.
+  local MIC_OPTIONS = {encoder = "string", sample_rate = "integer", bit_depth = "integer", channels = "integer",
+    duration = "integer", bitrate = "integer", gain = "integer", aec = "boolean", voice = "boolean"}
   frame.microphone.start = function(opts)
     opts = options(opts)
+    for k, v in pairs(opts) do
+      local want = MIC_OPTIONS[k]
+      if want == nil then error("unknown microphone option: " .. tostring(k), 2) end
+      local got = want == "integer" and math.type(v) or type(v)
+      if got ~= want then error("microphone option " .. k .. ": " .. want .. " expected, got " .. tostring(got or type(v)), 2) end
+    end
+    if opts.channels ~= nil and opts.channels ~= 1 then error("channels: only 1 is emulated by the virtual Halo", 2) end
     local r, m = H.mic_start(opts.sample_rate or 16000, opts.bit_depth or 16, opts.encoder or "pcm", opts.bitrate,
-      opts.duration)
+      opts.duration, opts.aec or false, opts.voice or false, opts.gain or 0)
     if r == FAIL then error(m, 2) end
   end
+  -- aec([on]) and voice([on]): set when given (also while recording), the current setting returned.
+  local function switch(name, set)
+    return function(on)
+      if on ~= nil and type(on) ~= "boolean" then error("bad argument #1 to '" .. name .. "' (boolean expected)", 2) end
+      local r, m = set(on)
+      if r == FAIL then error(m, 2) end
+      return r
+    end
+  end
+  frame.microphone.aec = switch("aec", H.mic_aec)
+  frame.microphone.voice = switch("voice", H.mic_voice)
+  frame.microphone.status = checked(H.mic_status)
 end
 
 -- Real API functions this emulation leaves out: a Lua error says so (not silent success).
