@@ -91,4 +91,5 @@ public actor SessionRouter: GlassesSession {
     public func setListening(_ on: Bool) async throws { try await sessions[active].session.setListening(on) }
     public func startQuestion(heard: String) async throws { try await sessions[active].session.startQuestion(heard: heard) }
     public func speaker() async -> (any GlassesSpeaker)? { await sessions[active].session.speaker() }
+    public func bargeIn() async throws { try await sessions[active].session.bargeIn() }
 }

@@ -214,7 +214,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         ear?.last = clock.now
                         guard onset.append(bytes) else { break }
                         // The wearer speaks over the answer: it stops, and what they say is the next question.
-                        logger.info("the wearer spoke over the answer: it stops")
+                        logger.info("the wearer spoke over the answer: it stops", metadata: ["level_dbfs": "\(Self.level(onset.heard.suffix(4_000)))"])
                         bargedIn = clock.now
                         answering?.fire()
                         answering = nil
@@ -227,6 +227,13 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             answering?.fire()
             group.cancelAll()  // the watchdog's sleepers
         }
+    }
+
+    /// The RMS level of `samples` in dB below full scale, rounded (for the log).
+    static func level(_ samples: ArraySlice<Int16>) -> Int {
+        guard !samples.isEmpty else { return -96 }
+        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        return Int((10 * log10(max(power, 1e-3) / (32_768.0 * 32_768.0))).rounded())
     }
 
     /// An ear for what the glasses overhear while they speak; nil (logged) for audio it cannot read.

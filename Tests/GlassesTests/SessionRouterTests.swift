@@ -11,6 +11,7 @@ private actor RecordingSession: GlassesSession {
     private let sink = Broadcast<SessionEvent>()
     private var status = SessionStatus(state: .disconnected)
     private(set) var displayed: [String] = []
+    private(set) var bargeIns = 0
 
     init(name: String) { self.name = name }
 
@@ -32,6 +33,7 @@ private actor RecordingSession: GlassesSession {
     }
 
     func display(_ text: String) async throws { displayed.append(text) }
+    func bargeIn() async throws { bargeIns += 1 }
     func answerStream(claim: Bool) async throws -> AnswerStream { AnswerStream(maxPayload: 10) { _ in } }
     func answerFinished(_ stream: AnswerStream?) async {}
     func stopRecording() async throws {}
@@ -62,6 +64,10 @@ struct SessionRouterTests {
         try await router.display("to the frame")
         #expect(await frame.displayed == ["to the frame"])
         #expect(await monocle.displayed.isEmpty)
+        // Also what a kind's session has of its own beyond the protocol's defaults.
+        try await router.bargeIn()
+        #expect(await frame.bargeIns == 1)
+        #expect(await monocle.bargeIns == 0)
         #expect(await router.current.reason == "frame")
 
         feed.yield(.down(generation: 1, reason: "gone"))

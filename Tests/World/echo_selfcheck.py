@@ -259,6 +259,22 @@ def clips(directory):
         check(heard[:3] == [1, 2, 3] and heard[-1] == 0.25 * RATE, f"(f) fed while stopped: recording {n} hears it from its start")
         mic.stop()
 
+    # (g) a recording started while the speaker plays (glassd's app listening over its answer):
+    # the clip fed before is not said again; one fed then is heard.
+    speaker = Speaker(clock=clock)
+    talker = Microphone(clock=clock, echo=speaker)
+    talker.feed(path)
+    speaker.start("pcm", RATE, 16, 50)
+    speaker.write(b"\0" * 6400)
+    talker.start(RATE, 16, aec=True)
+    clock.t += 0.25
+    check(not any(unpack(talker.read(1 << 20))), "(g) listening while the speaker plays: the old clip is not said again")
+    talker.feed(path)
+    clock.t += 0.1
+    check(unpack(talker.read(1 << 20))[:3] == [1, 2, 3], "(g) a clip fed while the speaker plays is heard from its start")
+    talker.stop()
+    speaker.stop()
+
     # A Frame's microphone (continues=False): a restart plays the clip from its start again.
     frame_mic = Microphone(clock=clock, continues=False)
     frame_mic.start(RATE, 16)

@@ -138,7 +138,9 @@ class Microphone:
     A clip fed while it records is heard from then on, from its start (a sound starts when it
     starts), and it goes on in real time: a stop and start while it lasts hear it from where it
     is then (the wearer does not begin again because the microphone restarted: a Halo's barge-in).
-    A clip fed while stopped, or one that has ended, plays from the start of each recording. With
+    A clip fed while stopped, or one that has ended, plays from the start of each recording, but
+    not of one started while the speaker plays (the glasses listen over their own answer: the
+    wearer does not repeat the question; a clip fed then is heard). With
     continues=False (a Frame) every start plays the clip from its start, as before the Halo's
     barge-in: glassd's wake-phrase test on a Frame asks its question with the phrase's own clip
     again.
@@ -151,6 +153,7 @@ class Microphone:
     ECHO_DELAY_S = 0.020
     ECHO_GAIN = 0.251             # -12 dB
     AEC_RESIDUE = 0.0178          # -35 dB below the echo
+    NEVER = 1e12                  # a base no recording reaches: the clip is not heard
 
     def __init__(self, clock=time.monotonic, echo=None, continues=True):
         self.lock = threading.Lock()
@@ -224,6 +227,10 @@ class Microphone:
             clip_rate, clip = self.clip
             if self.continues and self.clip_at is not None and now - self.clip_at < len(clip) / clip_rate:
                 self.base = (self.clip_at - now) * rate     # still sounding: where it is now
+            elif self.continues and self.echo is not None and self.echo.streaming:
+                # Listening while the glasses speak (a Halo's barge-in): the wearer does not say
+                # the question again; only a clip fed from now on is heard.
+                self.clip_at, self.base = None, self.NEVER
             else:
                 self.clip_at, self.base = None, 0.0
 
