@@ -98,6 +98,40 @@ struct HaloBenchmark {
         }
     }
 
+    @Test("barge-in by voice: the wearer's first word (fed over the answer) to the speaker stopping")
+    func voiceBargeIn() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(Self.halo, halo: true) { bus, vf in
+                try await ble.pairReady(Self.halo, bus)
+                let clip = try SpeechFixture.speech(in: ble.world.directory)
+                try await vf.call("FeedAudio", [.string(clip)])
+                try await ble.world.setSpeech(["ms_per_char": 300])
+                try await ble.world.setTranscript("long answer 0")
+                let started = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStarted"))
+                try await vf.call("Tap")
+                var stops: [Double] = []
+                let clock = ContinuousClock()
+                for i in 0..<Self.answers {
+                    // An answer speaks (the tap's, then each barge-in's own question's).
+                    try await within(.seconds(60), failure: { "the speaker did not start" }) { for await _ in started { return } }
+                    let played = try await vf.speakerStats()["played", default: 0]
+                    try await vf.call("WaitPlayed", [.uint64(UInt64(played + 2_000))])
+                    try await ble.world.setTranscript("long answer \(i + 1)")
+                    let stopped = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStopped"))
+                    let fed = clock.now
+                    try await vf.call("FeedAudio", [.string(clip)])
+                    try await within(.seconds(30), failure: { "the voice did not stop the speech" }) { for await _ in stopped { return } }
+                    // The clip's first word comes 1 s after its start.
+                    stops.append(((clock.now - fed) - .seconds(1)) / .milliseconds(1))
+                }
+                Self.emit([
+                    "barge_ins": stops.count, "voice_to_stop_ms_p50": Self.percentile(stops, 0.5),
+                    "voice_to_stop_ms_max": stops.max() ?? .nan,
+                ])
+            }
+        }
+    }
+
     @Test("first audio after the first sentence with the embedded espeak-ng", .enabled(if: EmbeddedBackend.ready))
     func espeak() async throws {
         try await BLEWorld.with { ble in
