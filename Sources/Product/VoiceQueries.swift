@@ -32,9 +32,6 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     /// The question stored for a translation (the speech itself is not transcribed).
     static var spokenQuestion: String { "(spoken, translated to English)" }
 
-    /// Overheard audio this long after the last is a new answer being spoken: a new ear.
-    static var overheardGap: Duration { .seconds(1) }
-
     /// A question that starts this soon after the wearer spoke over an answer begins with what
     /// was overheard: the glasses switch from overhearing to recording in that time.
     static var bargeInWindow: Duration { .seconds(5) }
@@ -95,8 +92,9 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             }
             var capture: VoiceCapture<C>?
             var answering: OneShotEvent?
-            /// What the glasses overhear while they speak, and when they last sent some.
-            var ear: (onset: SpeechOnset, last: C.Instant)?
+            /// What the glasses overhear while they speak: one ear per answer (its noise floor
+            /// learnt from the first frame on), until a question starts or the next answer does.
+            var ear: SpeechOnset?
             /// When the wearer last spoke over an answer.
             var bargedIn: C.Instant?
             var generation: UInt64 = 0
@@ -157,7 +155,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         if let started = capture {
                             watch(started)
                             // The question the wearer began over the answer keeps its first words.
-                            if let onset = ear?.onset, onset.started, let at = bargedIn, clock.now < at.advanced(by: Self.bargeInWindow),
+                            if let onset = ear, onset.started, let at = bargedIn, clock.now < at.advanced(by: Self.bargeInWindow),
                                 onset.input == started.recorder.input
                             {
                                 heard(started, started.recorder.append(samples: onset.heard))
@@ -200,6 +198,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         let cancel = OneShotEvent()
                         answering?.fire()  // an earlier answer still streaming gives way
                         answering = cancel
+                        ear = nil  // the new answer's is heard afresh
                         let id = done.id
                         group.addTask { await answer(id, utterance: utterance, photo: photo, cancel: cancel) }
                     case .cancelled:
@@ -207,12 +206,13 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         answering = nil
                     case .overheard(let bytes, let format):
                         guard let input = try? PCMInput(format) else { break }
-                        if ear.map({ clock.now >= $0.last.advanced(by: Self.overheardGap) || $0.onset.input != input }) ?? true {
-                            ear = listen(input).map { ($0, clock.now) }
+                        // After a barge-in no question followed: what comes now is another answer's.
+                        let spent = bargedIn.map { clock.now >= $0.advanced(by: Self.bargeInWindow) } ?? false
+                        if ear?.input != input || spent {
+                            ear = listen(input)
+                            bargedIn = nil
                         }
-                        guard let onset = ear?.onset else { break }
-                        ear?.last = clock.now
-                        guard onset.append(bytes) else { break }
+                        guard let onset = ear, onset.append(bytes) else { break }
                         // The wearer speaks over the answer: it stops, and what they say is the next question.
                         logger.info("the wearer spoke over the answer: it stops", metadata: ["level_dbfs": "\(Self.level(onset.heard.suffix(4_000)))"])
                         bargedIn = clock.now
