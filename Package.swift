@@ -269,7 +269,7 @@ let package = Package(
             name: "MCUmgrTests",
             dependencies: ["MCUmgr", "Glasses", "Concurrency", "LinkKit", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "Concurrency", "LinkKit"], swiftSettings: strict),
+        .testTarget(name: "MonocleTests", dependencies: ["Monocle", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GlassesTests", dependencies: ["Glasses", "Concurrency", "LinkKit", "AnswerModel", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ProductTests",
@@ -285,15 +285,15 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "AgentTests", dependencies: ["Agent", "Glasses", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Audio", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Concurrency"], swiftSettings: strict),
         .testTarget(name: "SkillsTests", dependencies: ["Skills", "AnswerModel", "Concurrency"], swiftSettings: strict),
-        .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio"], swiftSettings: strict),
+        .testTarget(name: "WakeTests", dependencies: ["Wake", "Audio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FrameTests", dependencies: ["Frame", "Glasses", "Concurrency", "LinkKit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HaloTests", dependencies: ["Halo", "Frame", "Glasses", "LinkKit"], swiftSettings: strict),
         .testTarget(name: "HostAudioTests", dependencies: ["HostAudio", "Product", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(
-            name: "AudioTests", dependencies: ["Audio", "Concurrency"], resources: [.copy("Fixtures")], swiftSettings: strict),
+            name: "AudioTests", dependencies: ["Audio", "Concurrency", "TestSupport"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "SceneTests", dependencies: ["Scene", "Concurrency"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(

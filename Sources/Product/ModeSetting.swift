@@ -19,6 +19,17 @@ public final class ModeSetting: Sendable {
         (changes, continuation) = AsyncStream.makeStream(of: Mode.self, bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Runs `body` (quick: it queues a signal) only while the mode is `mode`, holding it: a write
+    /// waits until `body` has run, so what `body` queued for the bus goes out before the write's
+    /// reply, and nothing of the old mode after it. Whether it ran.
+    public func whileIn(_ mode: Mode, _ body: () -> Void) -> Bool {
+        value.withLock { current in
+            guard current == mode else { return false }
+            body()
+            return true
+        }
+    }
+
     public var mode: Mode {
         get { value.withLock { $0 } }
         set {

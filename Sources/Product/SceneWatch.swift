@@ -130,8 +130,8 @@ public actor SceneWatch {
                 .error  // too large, or no decoder
             }
         logger.debug("scene frame", metadata: ["frame": "\(frames)", "verdict": "\(verdict.rawValue)", "bytes": "\(jpeg?.count ?? 0)"])
-        signals.sceneFrame(frames, verdict.rawValue)
-        guard let jpeg, verdict != .error else { return nil }
+        // Scene mode may have ended since the look above: then not even the signal goes out.
+        guard mode.whileIn(.scene, { signals.sceneFrame(frames, verdict.rawValue) }), let jpeg, verdict != .error else { return nil }
         latestFrame = jpeg
         guard verdict == .sent else { return nil }
         inFlight = true
@@ -163,9 +163,8 @@ public actor SceneWatch {
             logger.debug("scene answer", metadata: ["frame": "\(number)", "answer": "\(answer)"])
         }
         let now = state ?? Self.clear
-        guard mode.mode == .scene, now != hazard else { return }
+        guard now != hazard, mode.whileIn(.scene, { signals.alert(now) }) else { return }
         hazard = now
-        signals.alert(now)
         logger.info("scene hazard changed", metadata: ["frame": "\(number)", "caution": "\(now != Self.clear)"])
         logger.debug("scene alert", metadata: ["frame": "\(number)", "alert": "\(now)"])
         do {

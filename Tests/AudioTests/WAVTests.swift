@@ -2,6 +2,7 @@
 import Audio
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("WAV encoder", .timeLimit(.minutes(2)))
 struct WAVTests {
@@ -31,7 +32,7 @@ struct WAVTests {
     }
 
     @Test("Python's wave module reads the frames back", .enabled(if: Self.python != nil))
-    func pythonReadsBack() throws {
+    func pythonReadsBack() async throws {
         let samples = (0..<1000).map { Int16(truncatingIfNeeded: $0 &* 977) }
         let path = NSTemporaryDirectory() + "glassd-wav-\(getpid()).wav"
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -42,15 +43,19 @@ struct WAVTests {
             print(w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes(), w.getcomptype())
             print(w.readframes(w.getnframes()).hex())
             """
-        let process = Process()
-        // Under timeout(1): a stuck interpreter fails the test instead of hanging it.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["--kill-after=5", "120", try #require(Self.python), "-c", script, path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let python = try #require(Self.python)
+        let output = try await onOwnThread {
+            let process = Process()
+            // Under timeout(1): a stuck interpreter fails the test instead of hanging it.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+            process.arguments = ["--kill-after=5", "120", python, "-c", script, path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return output
+        }
         let lines = output.split(separator: "\n")
         #expect(lines.first == "1 2 16000 1000 NONE")
         let hex = samples.map { s in

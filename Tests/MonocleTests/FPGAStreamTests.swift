@@ -103,7 +103,7 @@ struct FPGAStreamTests {
     }
 
     @Test("run on a real MicroPython, the receiver writes chunks in order, drops a gap and a repeat, and acknowledges", .enabled(if: MicroPython.available))
-    func receiverOnMicroPython() throws {
+    func receiverOnMicroPython() async throws {
         let directory = try MicroPython.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -142,7 +142,7 @@ struct FPGAStreamTests {
         let order = [frames[0], frames[2], frames[1], frames[1], frames[2], frames[3], frames[4]]
         try order.map { $0.map { String(format: "%02x", $0) }.joined() }.joined(separator: "\n")
             .write(toFile: directory + "/msgs.txt", atomically: true, encoding: .utf8)
-        let output = try MicroPython.run(
+        let output = try await MicroPython.run(
             [
                 FPGACommands.prepare,
                 "import bluetooth,ubinascii\nbluetooth.msgs=[ubinascii.unhexlify(l.strip()) for l in open('msgs.txt')]",

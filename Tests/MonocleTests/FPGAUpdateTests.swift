@@ -244,7 +244,7 @@ struct FPGAUpdateTests {
     @Test(
         "run on a real MicroPython with the virtual Monocle's update module, the commands write, verify and mark the image",
         .enabled(if: MicroPython.available))
-    func onMicroPython() throws {
+    func onMicroPython() async throws {
         let directory = try MicroPython.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -269,7 +269,7 @@ struct FPGAUpdateTests {
             FPGACommands.pad, FPGACommands.digest(from: 0, to: 8192),
             FPGACommands.digest(from: 8192, to: FPGACommands.doneOffset), FPGACommands.markDone,
         ]
-        let output = try MicroPython.run(commands, in: directory).split(separator: "\n").map { String($0) }
+        let output = try await MicroPython.run(commands, in: directory).split(separator: "\n").map { String($0) }
         var padded = image + [UInt8](repeating: 0xFF, count: FPGACommands.doneOffset - image.count)
         let first = SHA256.hash(data: padded[0..<8192]).map { String(format: "%02x", $0) }.joined()
         let rest = SHA256.hash(data: padded[8192...]).map { String(format: "%02x", $0) }.joined()

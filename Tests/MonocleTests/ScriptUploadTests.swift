@@ -38,39 +38,39 @@ struct ScriptUploadTests {
     }
 
     @Test("run on a real MicroPython, the upload writes every byte value exactly; the device computes the same version", .enabled(if: MicroPython.available))
-    func roundTripOnMicroPython() throws {
+    func roundTripOnMicroPython() async throws {
         let directory = try MicroPython.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        _ = try MicroPython.run(ScriptUpload.commands(Self.scripts, maxCommandBytes: 960), in: directory)
+        _ = try await MicroPython.run(ScriptUpload.commands(Self.scripts, maxCommandBytes: 960), in: directory)
         for file in Self.scripts.files {
             let written = try #require(FileManager.default.contents(atPath: directory + "/" + file.name))
             #expect(Array(written) == Self.scripts.uploaded(file), "\(file.name)")
             #expect(!FileManager.default.fileExists(atPath: directory + "/" + file.name + ScriptUpload.temporarySuffix))
         }
         #expect(FileManager.default.fileExists(atPath: directory + "/" + DeviceScripts.freshMarker))
-        let output = try MicroPython.run([DeviceCommands.check(Self.scripts)], in: directory)
+        let output = try await MicroPython.run([DeviceCommands.check(Self.scripts)], in: directory)
         let info = try DeviceCommands.parseCheck(output)
         #expect(info.storedScripts == Self.scripts.version)
         #expect(info.runningScripts == nil)
         #expect(info.firmwareVersion == "")  // no device module on the unix port
         // Edited on the device: the stored version no longer matches.
         try Data("print('edited')\n".utf8).write(to: URL(fileURLWithPath: directory + "/blob.bin"))
-        let edited = try DeviceCommands.parseCheck(try MicroPython.run([DeviceCommands.check(Self.scripts)], in: directory))
+        let edited = try DeviceCommands.parseCheck(try await MicroPython.run([DeviceCommands.check(Self.scripts)], in: directory))
         #expect(edited.storedScripts != nil && edited.storedScripts != Self.scripts.version)
         // A missing file shows as no stored version.
         try FileManager.default.removeItem(atPath: directory + "/main.py")
-        let missing = try DeviceCommands.parseCheck(try MicroPython.run([DeviceCommands.check(Self.scripts)], in: directory))
+        let missing = try DeviceCommands.parseCheck(try await MicroPython.run([DeviceCommands.check(Self.scripts)], in: directory))
         #expect(missing.storedScripts == nil)
     }
 
     @Test("a chunk repeated after a lost reply writes the same bytes at the same place", .enabled(if: MicroPython.available))
-    func idempotentChunks() throws {
+    func idempotentChunks() async throws {
         let directory = try MicroPython.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var commands = ScriptUpload.commands(Self.scripts, maxCommandBytes: 300)
         let repeated = try #require(commands.firstIndex { $0.contains(".seek(") && !$0.contains(".seek(0)") })
         commands.insert(commands[repeated], at: repeated + 1)
-        _ = try MicroPython.run(commands, in: directory)
+        _ = try await MicroPython.run(commands, in: directory)
         for file in Self.scripts.files {
             let written = try #require(FileManager.default.contents(atPath: directory + "/" + file.name))
             #expect(Array(written) == Self.scripts.uploaded(file))

@@ -20,29 +20,29 @@ import Wake
         return found
     }
 
-    @Test func thePhraseWakesItOnce() throws {
+    @Test func thePhraseWakesItOnce() async throws {
         let spotter = try PhraseSpotter(settings)
-        let lead = try SpokenFixture.say("the bus was late this morning")
-        let phrase = try SpokenFixture.say("hey glasses")
+        let lead = try await SpokenFixture.say("the bus was late this morning")
+        let phrase = try await SpokenFixture.say("hey glasses")
         let found = wakes(spotter, lead + phrase)
         #expect(found.count == 1)
         // Heard in the phrase (or its trailing silence), not in the sentence before it.
         #expect(found.allSatisfy { $0 > lead.count })
     }
 
-    @Test func speechWithoutThePhraseDoesNotWakeIt() throws {
+    @Test func speechWithoutThePhraseDoesNotWakeIt() async throws {
         let spotter = try PhraseSpotter(settings)
-        let speech = try SpokenFixture.say("please turn left at the next junction and park behind the shop")
+        let speech = try await SpokenFixture.say("please turn left at the next junction and park behind the shop")
             + SpokenFixture.say("the weather forecast promises rain for the whole week")
         #expect(wakes(spotter, speech).isEmpty)
     }
 
-    @Test func eightKilohertzEightBitAudioFromTheGlassesStillWakesIt() throws {
+    @Test func eightKilohertzEightBitAudioFromTheGlassesStillWakesIt() async throws {
         // The Monocle's microphone: 8 kHz, each sample's high byte (every other sample, as the
         // virtual Monocle takes them); converted back as glassd does. The spotter adapts to such
         // narrow audio over its first seconds of speech (its cepstral mean starts at wideband's),
         // as it does listening all day: the phrase comes after three sentences.
-        let speech = try SpokenFixture.say("the bus was late this morning")
+        let speech = try await SpokenFixture.say("the bus was late this morning")
             + SpokenFixture.say("please turn left at the next junction and park behind the shop")
             + SpokenFixture.say("the weather forecast promises rain for the whole week") + SpokenFixture.say("hey glasses")
         let narrow = stride(from: 0, to: speech.count, by: 2).map { UInt8(bitPattern: Int8(truncatingIfNeeded: speech[$0] >> 8)) }
@@ -54,9 +54,9 @@ import Wake
         #expect(wakes(try PhraseSpotter(settings), wide).count == 1)
     }
 
-    @Test func aRestartForgetsAHalfHeardPhrase() throws {
+    @Test func aRestartForgetsAHalfHeardPhrase() async throws {
         let spotter = try PhraseSpotter(settings)
-        let phrase = try SpokenFixture.say("hey glasses", pad: 0.2)
+        let phrase = try await SpokenFixture.say("hey glasses", pad: 0.2)
         let half = phrase.count / 2
         #expect(wakes(spotter, Array(phrase[..<half])).isEmpty)
         spotter.restart()
@@ -77,7 +77,7 @@ import Wake
 
     @Test func theThreadReportsAWakeAndFinishes() async throws {
         let thread = try SpotterThread(settings)
-        let phrase = try SpokenFixture.say("hey glasses")
+        let phrase = try await SpokenFixture.say("hey glasses")
         for start in stride(from: 0, to: phrase.count, by: 320) {
             thread.submit(Array(phrase[start..<min(start + 320, phrase.count)]))
         }

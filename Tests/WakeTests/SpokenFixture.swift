@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Audio
 import Foundation
+import TestSupport
 
 /// Speech for the spotter's tests: espeak-ng says a text (no recording is kept in the tree), at
 /// 16 kHz 16-bit mono.
@@ -8,7 +9,11 @@ enum SpokenFixture {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     /// `text` in `voice`, with `pad` seconds of silence around it.
-    static func say(_ text: String, voice: String = "en-us+klatt", speed: Int = 140, pad: Double = 0.5) throws -> [Int16] {
+    static func say(_ text: String, voice: String = "en-us+klatt", speed: Int = 140, pad: Double = 0.5) async throws -> [Int16] {
+        try await onOwnThread { try sayBlocking(text, voice: voice, speed: speed, pad: pad) }
+    }
+
+    private static func sayBlocking(_ text: String, voice: String, speed: Int, pad: Double) throws -> [Int16] {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("wake-\(UUID().uuidString).wav").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let process = Process()

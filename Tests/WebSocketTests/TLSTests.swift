@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 import Testing
+import TestSupport
 import WebSocket
 
 /// A WebSocket server in TLS for the tests: Python's ssl module with a certificate the openssl
@@ -119,7 +120,11 @@ private struct TLSTestError: Error, CustomStringConvertible {
 
 /// A self-signed certificate for `names` (SANs such as "DNS:localhost,IP:127.0.0.1"), made by
 /// the openssl CLI in `directory`; its certificate and key paths.
-private func makeCertificate(_ names: String, in directory: String, name: String) throws -> (cert: String, key: String) {
+private func makeCertificate(_ names: String, in directory: String, name: String) async throws -> (cert: String, key: String) {
+    try await onOwnThread { try makeCertificateBlocking(names, in: directory, name: name) }
+}
+
+private func makeCertificateBlocking(_ names: String, in directory: String, name: String) throws -> (cert: String, key: String) {
     let cert = "\(directory)/\(name).pem"
     let key = "\(directory)/\(name).key"
     let process = Process()
@@ -148,7 +153,7 @@ struct TLSTests {
     func trusted() async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (cert, key) = try makeCertificate("DNS:localhost,IP:127.0.0.1", in: directory, name: "server")
+        let (cert, key) = try await makeCertificate("DNS:localhost,IP:127.0.0.1", in: directory, name: "server")
         let server = try await TLSServer.start(cert: cert, key: key, directory: directory)
         defer { server.stop() }
         for host in ["127.0.0.1", "localhost"] {
@@ -167,7 +172,7 @@ struct TLSTests {
     func untrusted() async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (cert, key) = try makeCertificate("DNS:localhost,IP:127.0.0.1", in: directory, name: "server")
+        let (cert, key) = try await makeCertificate("DNS:localhost,IP:127.0.0.1", in: directory, name: "server")
         let server = try await TLSServer.start(cert: cert, key: key, directory: directory)
         defer { server.stop() }
         // The system's CAs do not know a self-signed certificate.
@@ -178,7 +183,7 @@ struct TLSTests {
             return !why.isEmpty
         }
         // Trusted, but it names other hosts than the one connected to.
-        let (otherCert, otherKey) = try makeCertificate("DNS:other.example", in: directory, name: "other")
+        let (otherCert, otherKey) = try await makeCertificate("DNS:other.example", in: directory, name: "other")
         let other = try await TLSServer.start(cert: otherCert, key: otherKey, directory: directory)
         defer { other.stop() }
         await #expect {
@@ -200,7 +205,7 @@ struct TLSTests {
     func plainAtTLSPort() async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (cert, key) = try makeCertificate("IP:127.0.0.1", in: directory, name: "server")
+        let (cert, key) = try await makeCertificate("IP:127.0.0.1", in: directory, name: "server")
         let server = try await TLSServer.start(cert: cert, key: key, directory: directory)
         defer { server.stop() }
         await #expect(throws: WebSocketError.self) {
