@@ -229,11 +229,34 @@ local function audio_size()
   return size - size % 2
 end
 
+-- Starts the microphone as `mic` says. LC3 reads are a byte FIFO: what is read is sent in whole
+-- frames (the rest waits for the next read), so a message the link loses takes whole frames with
+-- it and the host's decoder stays aligned.
+local function mic_start(mic)
+  S.mic_frame, S.mic_rest = nil, ''
+  if not guard(frame.microphone.start, mic) then return false end
+  if mic.encoder == 'lc3' then S.mic_frame = mic.bitrate * mic.duration // 800000 end
+  return true
+end
+
+-- Up to `size` bytes of what the microphone has: "" when nothing yet, nil once stopped and empty.
+local function mic_read(size)
+  local unit = S.mic_frame
+  if not unit then return frame.microphone.read(size) end
+  local n = size - size % unit - #S.mic_rest
+  local got = frame.microphone.read(math.max(2, n - n % 2))
+  if got == nil then return nil end
+  local all = S.mic_rest .. got
+  local whole = #all - #all % unit
+  S.mic_rest = all:sub(whole + 1)
+  return all:sub(1, whole)
+end
+
 -- Sends what the microphone has (at most `limit` messages); false once it is stopped and empty.
 local function pump_audio(limit)
   local size = audio_size()
   for _ = 1, limit do
-    local samples = frame.microphone.read(size)
+    local samples = mic_read(size)
     if samples == nil then return false end
     if #samples == 0 then return true end
     send(M.AUDIO_DATA, samples)
@@ -277,7 +300,7 @@ local function start_recording()
   S.hearing, S.overhearing = false, false
   pcall(frame.microphone.stop)
   local mic = HW.QUESTION_MIC
-  if not guard(frame.microphone.start, mic) then
+  if not mic_start(mic) then
     S.state = IDLE
     append('\nThe microphone failed', FAILURE)
     return
@@ -312,7 +335,7 @@ end
 local function overhear_pump()
   local size = max_payload()
   for _ = 1, 8 do
-    local samples = frame.microphone.read(size)
+    local samples = mic_read(size)
     if samples == nil then S.overhearing = false return end
     if #samples == 0 then return end
     send(M.OVERHEARD, samples)
@@ -374,7 +397,7 @@ local function speak_start(payload)
     -- The same microphone: the wake phrase's listening gives way until the speaker stops.
     S.hearing = false
     pcall(frame.microphone.stop)
-    if guard(frame.microphone.start, HW.OVERHEAR_MIC) then
+    if mic_start(HW.OVERHEAR_MIC) then
       S.overhearing, heard = true, mic_format(HW.OVERHEAR_MIC)
     end
   end
