@@ -454,10 +454,18 @@ def check_speech(raw):
 
 
 def tone(seconds, hz=440):
-    """s16le mono at SPEECH_RATE: a sine at a third of full scale."""
+    """s16le mono at SPEECH_RATE: a sine at a third of full scale. A whole number of hertz repeats
+    every second: one second is made once and repeated (a long answer's audio is ready at once)."""
     count = int(seconds * SPEECH_RATE)
-    return b"".join(struct.pack("<h", int(10000 * math.sin(
-        2 * math.pi * hz * n / SPEECH_RATE))) for n in range(count))
+    second = _TONE_SECONDS.get(hz)
+    if second is None:
+        second = _TONE_SECONDS[hz] = b"".join(struct.pack("<h", int(10000 * math.sin(
+            2 * math.pi * hz * n / SPEECH_RATE))) for n in range(SPEECH_RATE))
+    whole, rest = divmod(count, SPEECH_RATE)
+    return second * whole + second[:2 * rest]
+
+
+_TONE_SECONDS = {}
 
 
 def streamed_wav_header():
