@@ -100,6 +100,8 @@ struct HaloSpeechTests {
                     for await _ in fed { return }
                     throw TestFailure("the virtual Halo went away")
                 }
+                // Half a second played: the tap comes while it speaks.
+                try await vf.call("WaitPlayed", [.uint64(2_000)])
                 try await vf.call("Tap")
                 let answer = try await reply.first?.string
                 #expect(answer == "echo: " + question)
