@@ -130,7 +130,8 @@ public enum Daemon {
                 mode: mode, voice: voiceSettings,
                 visionModel: config.visionModel, abilities: abilities,
                 device: { await supervisor.snapshot().paired?.description },
-                latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger, speech: speechOut)
+                latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger, speech: speechOut,
+                turns: SQLiteTurnTimingStore(database: database))
             return GlassesProduct(session: session, voice: voice, scene: scene, claim: claim)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)
@@ -170,7 +171,8 @@ public enum Daemon {
                     throw ErrorMapping.busError(GlassesRefusal.noBluetooth)
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
-            ], agents: agents, wake: config.wake, speech: speechOut, mayShowOnGlasses: mayShowOnGlasses)
+            ], agents: agents, wake: config.wake, speech: speechOut, mayShowOnGlasses: mayShowOnGlasses,
+            turnTimingStore: SQLiteTurnTimingStore(database: database))
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)

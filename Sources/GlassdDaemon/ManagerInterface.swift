@@ -41,6 +41,8 @@ struct ManagerInterface {
     /// Whether a typed question of this caller (its bus name) may show on the glasses: writing
     /// on them is Display's, which not every caller may use.
     var mayShowOnGlasses: @Sendable (String) async -> Bool = { _ in true }
+    /// Each turn's timeline (TurnTimings); nil: none kept.
+    var turnTimingStore: SQLiteTurnTimingStore? = nil
 
     var spec: InterfaceSpec {
         typealias Manager1 = GlassdBus.Manager1
@@ -50,6 +52,7 @@ struct ManagerInterface {
                 Manager1.QueryWith.method { try await queryWith($0) },
                 Manager1.Photo.method { try await photo($0) },
                 Manager1.AnswerOf.method { try await answerOf($0) },
+                Manager1.TurnTimings.method { try await turnTimings($0) },
             ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods + [agents.startMethod],
             properties: [
                 Manager1.PropertySpec.version(glassdVersion),

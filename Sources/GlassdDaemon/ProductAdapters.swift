@@ -5,6 +5,7 @@ import Storage
 
 // The stores the product writes to, as the product sees them.
 extension SQLiteTranscriptionStore: TranscriptionRecords {}
+extension SQLiteTurnTimingStore: TurnRecords {}
 extension PhotoStore: PhotoKeeping {}
 
 extension BackendAbilities {

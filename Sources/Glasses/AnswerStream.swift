@@ -27,6 +27,8 @@ public final class AnswerStream: Sendable {
         var finished = false
         var error: String?
         var cancelled = false
+        var firstWordShown: ContinuousClock.Instant?
+        var lastWordShown: ContinuousClock.Instant?
     }
 
     /// A word longer than a display line goes out without waiting for its end.
@@ -74,6 +76,12 @@ public final class AnswerStream: Sendable {
         wake.pulse()
     }
 
+    /// When the answer's first words were written to the glasses, and when its end was (the turn's
+    /// timings); nil until then.
+    public var shown: (first: ContinuousClock.Instant?, last: ContinuousClock.Instant?) {
+        state.withLock { ($0.firstWordShown, $0.lastWordShown) }
+    }
+
     /// The answer is abandoned (the user cancelled it on the glasses): nothing more is written.
     public func cancel() {
         state.withLock { $0.cancelled = true }
@@ -99,10 +107,12 @@ public final class AnswerStream: Sendable {
             }
             for chunk in DisplayText.chunks(text, limit: maxPayload) {
                 try await send(.text(chunk))
+                state.withLock { $0.firstWordShown = $0.firstWordShown ?? .now }
             }
             if let error = finishedWith {
                 for chunk in DisplayText.chunks(error ?? "", limit: maxPayload) { try await send(.error(chunk)) }
                 try await send(.end)
+                state.withLock { $0.lastWordShown = .now }
                 return
             }
             if text.isEmpty && heading == nil { await wake.wait(after: ticket) }

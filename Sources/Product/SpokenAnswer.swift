@@ -92,6 +92,9 @@ public final class SpokenAnswer: Sendable {
         state.withLock { s in s.firstSentence.flatMap { start in s.firstWrite.map { start.duration(to: $0) } } }
     }
 
+    /// When the first audio was written to the speaker; nil until then.
+    public var firstAudio: ContinuousClock.Instant? { state.withLock { $0.firstWrite } }
+
     /// The sentences begun on the speaker.
     public var spoken: [String] { state.withLock { $0.spoken.map(\.text) } }
 

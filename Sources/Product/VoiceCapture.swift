@@ -14,6 +14,8 @@ final class VoiceCapture<C: Clock> where C.Duration == Duration {
     let started: C.Instant
     /// When the glasses last sent something for it.
     var lastHeard: C.Instant
+    /// The turn's stages, from now (the glasses began sending it).
+    let timeline = TurnTimeline()
 
     init(id: String, withPhoto: Bool, voice: VoiceSettings, audio: PCMInput, now: C.Instant) throws {
         self.id = id

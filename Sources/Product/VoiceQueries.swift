@@ -56,16 +56,19 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     let clock: C
     /// Answers are spoken too on glasses with a speaker; nil: never.
     var speech: SpeechOut?
+    /// Where each turn's timeline is kept; nil: nowhere.
+    var turns: (any TurnRecords)?
 
     public init(
         session: any GlassesSession, assistant: Assistant, transcriber: TranscriptionClient?,
         transcriptions: any TranscriptionRecords, photos: any PhotoKeeping, signals: any QueryEvents, mode: ModeSetting,
         voice: VoiceSettings, visionModel: String?, abilities: BackendAbilities,
         device: @escaping @Sendable () async -> String?, latestSceneFrame: @escaping @Sendable () async -> [UInt8]?,
-        clock: C, logger: Logger, speech: SpeechOut? = nil
+        clock: C, logger: Logger, speech: SpeechOut? = nil, turns: (any TurnRecords)? = nil
     ) {
         self.clock = clock
         self.speech = speech
+        self.turns = turns
         self.session = session
         self.assistant = assistant
         self.transcriber = transcriber
@@ -110,6 +113,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             /// What a capture's audio did: at the end of speech the glasses are told to stop, once.
             func heard(_ capture: VoiceCapture<C>, _ events: [UtteranceEvent]) {
                 guard events.contains(where: { if case .ended = $0 { true } else { false } }), !capture.stopSent else { return }
+                capture.timeline.mark(.speechEnd)
                 capture.stopSent = true
                 let id = capture.id
                 group.addTask { await stopRecording(id) }
@@ -193,14 +197,15 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                             break
                         }
                         capture = nil
+                        done.timeline.mark(.speechEnd)  // unless glassd heard it end before
                         let utterance = done.recorder.finish()
                         let photo = Result { () throws(VoiceFailure) in try done.checkedPhoto() }
                         let cancel = OneShotEvent()
                         answering?.fire()  // an earlier answer still streaming gives way
                         answering = cancel
                         ear = nil  // the new answer's is heard afresh
-                        let id = done.id
-                        group.addTask { await answer(id, utterance: utterance, photo: photo, cancel: cancel) }
+                        let (id, timeline) = (done.id, done.timeline)
+                        group.addTask { await answer(id, utterance: utterance, photo: photo, cancel: cancel, timeline: timeline) }
                     case .cancelled:
                         answering?.fire()
                         answering = nil
@@ -304,7 +309,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
 
     /// One question, from its recording to its answer on the glasses; `cancel` fires on a tap.
     private func answer(
-        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, cancel: OneShotEvent
+        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, cancel: OneShotEvent, timeline: TurnTimeline
     ) async {
         let log = {
             var log = logger
@@ -331,7 +336,8 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                     return .success(
                         try await GlassesAnswer.showing(stream, onLinkLoss: .abandon, logger: log) {
                             try await work(
-                                id, utterance: utterance, photo: photo, stream: stream, spoken: spoken, heardBox: heard, logger: log)
+                                id, utterance: utterance, photo: photo, stream: stream, spoken: spoken, heardBox: heard,
+                                timeline: timeline, logger: log)
                         })
                 } catch {
                     return .failure(error)
@@ -378,6 +384,22 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                 await keepCut(id, said: spoken.said(report), outcome: outcome, heard: heard.text, logger: log)
             }
         }
+        await keep(timeline, of: id, stream: stream, spoken: spoken, logger: log)
+    }
+
+    /// The turn's timeline, with when the glasses showed and spoke the answer, kept with it.
+    private func keep(_ timeline: TurnTimeline, of id: String, stream: AnswerStream?, spoken: SpokenAnswer?, logger: Logger) async {
+        guard let turns else { return }
+        if let shown = stream?.shown {
+            if let first = shown.first { timeline.mark(.firstWord, at: first) }
+            if let last = shown.last { timeline.mark(.lastWord, at: last) }
+        }
+        if let first = spoken?.firstAudio { timeline.mark(.firstAudio, at: first) }
+        do {
+            try await turns.keep(queryID: id, at: now(), stages: timeline.micros)
+        } catch {
+            logger.warning("the turn's timings could not be kept: \(error)")
+        }
     }
 
     /// An answer the wearer cut off while it was spoken is kept as far as it was said, marked
@@ -406,7 +428,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     /// Returns the turn as stored: the question and its answer.
     private func work(
         _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?,
-        spoken: SpokenAnswer?, heardBox: HeardQuestion, logger: Logger
+        spoken: SpokenAnswer?, heardBox: HeardQuestion, timeline: TurnTimeline, logger: Logger
     ) async throws -> (question: String, reply: AssistantReply) {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
         var image = try photo.get()
@@ -418,7 +440,10 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         }
         let translate = mode.mode == .translator
         guard !translate || abilities.translates else { throw VoiceFailure.cannotTranslate }
-        let heard = try await transcriber.transcribe(wav: utterance.wav(), task: translate ? .translate : .transcribe)
+        let wav = utterance.wav()
+        timeline.mark(.audioSent)
+        let heard = try await transcriber.transcribe(wav: wav, task: translate ? .translate : .transcribe)
+        timeline.mark(.transcript)
         guard !Self.heardNothing(heard) else { throw VoiceFailure.noWords }
         do {
             try await transcriptions.insert(id: id, text: heard, device: await device(), at: now())
@@ -433,6 +458,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         if translate {
             question = Self.spokenQuestion
             answer = AssistantReply(text: heard, typed: .text(heard), answeredBy: nil)
+            timeline.mark(.firstToken)
             signals.answerDelta(id, heard)
             stream?.append(heard)
             spoken?.append(heard)
@@ -445,6 +471,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                 onNewConversation: ConversationNotice.announcer(
                     question: heard, stream: stream, limit: assistant.conversationTokenLimit, logger: logger)
             ) { piece in
+                timeline.mark(.firstToken)
                 signals.answerDelta(id, piece)
                 stream?.append(piece)
                 spoken?.append(piece)

@@ -157,6 +157,11 @@ enum Migrations {
             // 1: the answer is kept as far as it was spoken before the wearer cut it off.
             try db.execute(sql: "ALTER TABLE messages ADD COLUMN cut INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v11") { db in
+            // Each turn's timeline: its stages as a JSON object of name -> microseconds from its start.
+            try db.execute(sql: "CREATE TABLE turn_timings (query_id TEXT PRIMARY KEY NOT NULL, at INTEGER NOT NULL, stages TEXT NOT NULL)")
+            try db.execute(sql: "CREATE INDEX turn_timings_at ON turn_timings(at)")
+        }
         return migrator
     }
 }

@@ -78,8 +78,9 @@ public struct SQLiteConversationStore: ConversationStore {
     public func clearHistory() async throws {
         try await database.pool.write { db in
             try db.execute(sql: "DELETE FROM conversations")
-            // The answers' structures go with their text.
+            // The answers' structures and the turns' timings go with their text.
             try db.execute(sql: "DELETE FROM typed_answers")
+            try db.execute(sql: "DELETE FROM turn_timings")
         }
     }
 }

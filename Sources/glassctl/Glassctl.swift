@@ -9,7 +9,7 @@ struct Glassctl: AsyncParsableCommand {
         abstract: "Talk to glassd, the smart-glasses daemon, over D-Bus.",
         version: glassdVersion,
         subcommands: [
-            Query.self, History.self, ClearHistory.self, Status.self, ModeCommand.self, Scan.self, Pair.self,
+            Query.self, History.self, ClearHistory.self, Stats.self, Status.self, ModeCommand.self, Scan.self, Pair.self,
             Unpair.self, Devices.self, Watch.self, Display.self, Photo.self, Update.self, AgentCommand.self,
         ])
 }

@@ -25,9 +25,12 @@ struct History: AsyncParsableCommand {
         help: ArgumentHelp("Add the messages of FILE (JSON Lines, as exported; '-': standard input).", valueName: "FILE"))
     var importFile: String?
 
+    @Flag(help: "The latest turns' timings instead: ms from each turn's start to each stage.")
+    var timings = false
+
     func validate() throws {
-        if [search, export, importFile].compactMap({ $0 }).count > 1 {
-            throw ValidationError("Use at most one of --search, --export and --import.")
+        if [search, export, importFile].compactMap({ $0 }).count + (timings ? 1 : 0) > 1 {
+            throw ValidationError("Use at most one of --search, --export, --import and --timings.")
         }
     }
 
@@ -52,6 +55,11 @@ struct History: AsyncParsableCommand {
                 return try await transfer(importFile, O_RDONLY) { fd in
                     try await client.manager.importHistory(fd: fd, timeoutSeconds: 3600)
                 }
+            }
+            if timings {
+                let turns = try await TurnTiming.fetch(client, limit: n)
+                if options.json { return try printJSON(turns) }
+                return print(turns.isEmpty ? "No turns are recorded yet." : TurnTiming.table(turns))
             }
             let rows =
                 if let search {

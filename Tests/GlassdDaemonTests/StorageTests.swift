@@ -15,8 +15,8 @@ struct StorageTests {
     func migrations() throws {
         let dir = directory()
         let database = try GlassdDatabase(directory: dir)
-        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"])
-        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"])
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"])
+        #expect(try GlassdDatabase(directory: dir).appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"])
         #expect(FileManager.default.fileExists(atPath: dir + "/glassd.sqlite-wal"))
     }
 
@@ -44,6 +44,24 @@ struct StorageTests {
         let dir = directory()
         #expect(try GlassdDatabase(directory: dir).writerSynchronous() == 2)
         #expect(try GlassdDatabase(directory: dir).writerSynchronous() == 2)
+    }
+
+    @Test("each turn's timings: kept by query id (again: replaced), read back newest last, bounded to the newest 1000, kept across a reopen")
+    func turnTimings() async throws {
+        let dir = directory()
+        let store = SQLiteTurnTimingStore(database: try GlassdDatabase(directory: dir))
+        try await store.keep(queryID: "a", at: 10, stages: ["speech_end": 1_200_000, "transcript": 1_500_000])
+        try await store.keep(queryID: "b", at: 20, stages: [:])
+        try await store.keep(queryID: "a", at: 30, stages: ["first_word": 9])
+        #expect(try await store.recent(5) == [
+            .init(queryID: "b", at: 20, stages: [:]), .init(queryID: "a", at: 30, stages: ["first_word": 9]),
+        ])
+        for n in 0..<SQLiteTurnTimingStore.kept { try await store.keep(queryID: "t\(n)", at: Int64(100 + n), stages: ["transcript": Int64(n)]) }
+        let again = SQLiteTurnTimingStore(database: try GlassdDatabase(directory: dir))
+        let all = try await again.recent(5_000)
+        #expect(all.count == SQLiteTurnTimingStore.kept)
+        #expect(all.first?.queryID == "t0" && all.last?.queryID == "t\(SQLiteTurnTimingStore.kept - 1)")
+        #expect(try await again.recent(1).first?.stages == ["transcript": Int64(SQLiteTurnTimingStore.kept - 1)])
     }
 
     @Test("turns are stored in order, survive reopening, and clear")
@@ -111,7 +129,7 @@ struct MigrationTests {
         }
         try old.close()
         let database = try GlassdDatabase(directory: dir)
-        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"])
+        #expect(try database.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"])
         #expect(try await HistoryArchive(database: database).search("BIBLIOTHEQUE ou", limit: 5).map(\.text) == [
             "Où est la bibliothèque ?"
         ])

@@ -158,8 +158,26 @@ struct FrameGlassesTests {
             try await ble.world.setTranscript("and now")
             let again = try await questionSignals(bus)
             try await vf.call("Tap")
-            #expect(try await untilEnd(again).last?.member == GlassdBus.Signal.answered)
+            let second = try await untilEnd(again)
+            #expect(second.last?.member == GlassdBus.Signal.answered)
             try await vf.waitForDisplay(containing: "echo: and now")
+
+            // Each turn's timings, kept: glassctl history --timings and glassctl stats.
+            let timings = try await ble.world.glassctl(["history", "--timings", "--json", "-n", "5"])
+            #expect(timings.ok, "\(timings.stderr)")
+            let turns = try JSONSerialization.jsonObject(with: Data(timings.stdout.utf8)) as? [[String: Any]] ?? []
+            #expect(turns.count == 2, "\(timings.stdout)")
+            #expect(turns.last?["query_id"] as? String == second.last?.arguments.first?.string)
+            let stages = turns.last?["stages_ms"] as? [String: Double] ?? [:]
+            let order = ["speech_end", "audio_sent", "transcript", "first_token", "first_word", "last_word"].compactMap { stages[$0] }
+            #expect(order.count == 6 && order == order.sorted(), "\(stages)")
+            let stats = try await ble.world.glassctl(["stats", "--json"])
+            let rows = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [[String: Any]] ?? []
+            let transcript = rows.first { $0["stage"] as? String == "transcript" }
+            #expect(transcript?["turns"] as? Int == 2, "\(stats.stdout)")
+            #expect(((transcript?["p50_ms"] as? Double) ?? 0) <= ((transcript?["p95_ms"] as? Double) ?? -1), "\(stats.stdout)")
+            let table = try await ble.world.glassctl(["history", "--timings"])
+            #expect(table.stdout.contains("speech_end") && table.stdout.contains("first_word"), "\(table.stdout)")
         }
     }
 

@@ -122,9 +122,15 @@ final class RecordedEvents: QueryEvents {
 }
 
 /// Stores that keep what they are given.
-final class MemoryRecords: TranscriptionRecords, PhotoKeeping {
+final class MemoryRecords: TranscriptionRecords, PhotoKeeping, TurnRecords {
     let transcriptions = Mutex<[String: (text: String, consumed: Bool)]>([:])
     let photos = Mutex<[String: [UInt8]]>([:])
+    /// Each turn's stages (µs from its start), by query id.
+    let turns = Mutex<[String: [String: Int64]]>([:])
+
+    func keep(queryID: String, at unixMS: Int64, stages: [String: Int64]) async throws {
+        turns.withLock { $0[queryID] = stages }
+    }
 
     func insert(id: String, text: String, device: String?, at unixMS: Int64) async throws {
         transcriptions.withLock { $0[id] = (text, false) }

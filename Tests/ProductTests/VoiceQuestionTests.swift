@@ -41,7 +41,8 @@ struct VoiceQuestionTests {
                 session: glasses, assistant: Assistant(client: client, store: MemoryConversation(), historyBudget: 1000),
                 transcriber: transcriber, transcriptions: records, photos: records, signals: events, mode: ModeSetting(mode),
                 voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: true, translates: true),
-                device: { "AA:BB:CC:DD:EE:FF" }, latestSceneFrame: { nil }, clock: clock, logger: Logger(label: "test"))
+                device: { "AA:BB:CC:DD:EE:FF" }, latestSceneFrame: { nil }, clock: clock, logger: Logger(label: "test"),
+                turns: records)
             (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries<ManualClock>.Input.self)
         }
 
@@ -88,6 +89,24 @@ struct VoiceQuestionTests {
         #expect(record.pieces.last == .end)
         #expect(record.pieces.dropFirst().dropLast().map { if case .text(let t) = $0 { t } else { "?" } }.joined() == "It is noon.")
         #expect(world.records.transcriptions.withLock { $0.values.map(\.consumed) } == [true])
+    }
+
+    @Test("each turn's timeline is kept with it: the end of speech, the audio sent, the transcript, the first token, the first and last words shown, in that order")
+    func timeline() async throws {
+        let world = World()
+        try await world.run {
+            world.ask(try Self.speech(), format: AudioFormat(sampleRate: 8_000, bits: 8))
+            _ = await world.events.untilEnded()
+            await world.glasses.wait { $0.finishedAnswers == 1 }
+        }
+        let turns = world.records.turns.withLock { $0 }
+        #expect(turns.count == 1)
+        let stages = try #require(turns.values.first)
+        let order = ["speech_end", "audio_sent", "transcript", "first_token", "first_word", "last_word"]
+        let times = order.compactMap { stages[$0] }
+        #expect(times.count == order.count, "\(stages)")
+        #expect(times == times.sorted(), "\(stages)")
+        #expect(stages["first_audio"] == nil, "nothing was spoken")
     }
 
     @Test("silence: no question, said in red on the glasses, failed as no speech")
