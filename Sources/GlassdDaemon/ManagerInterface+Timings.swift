@@ -14,7 +14,7 @@ extension ManagerInterface {
             turns = try await turnTimingStore?.recent(limit) ?? []
         } catch {
             logger.error("turn timings cannot be read: \(error)")
-            throw BusError(name: "org.freedesktop.DBus.Error.Failed", message: "The turns' timings could not be read.")
+            throw ErrorMapping.busError(StoreFailure.historyUnreadable)
         }
         let rows = turns.map { turn in
             DBusValue.structure([
