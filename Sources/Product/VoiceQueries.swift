@@ -32,10 +32,6 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     /// The question stored for a translation (the speech itself is not transcribed).
     static var spokenQuestion: String { "(spoken, translated to English)" }
 
-    /// A question that starts this soon after the wearer spoke over an answer begins with what
-    /// was overheard: the glasses switch from overhearing to recording in that time.
-    static var bargeInWindow: Duration { .seconds(5) }
-
     let session: any GlassesSession
     let assistant: Assistant
     let transcriber: TranscriptionClient?
@@ -95,11 +91,8 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             }
             var capture: VoiceCapture<C>?
             var answering: OneShotEvent?
-            /// What the glasses overhear while they speak: one ear per answer (its noise floor
-            /// learnt from the first frame on), until a question starts or the next answer does.
-            var ear: SpeechOnset?
-            /// When the wearer last spoke over an answer.
-            var bargedIn: C.Instant?
+            /// What the glasses overhear while they speak, until a question starts or the next answer does.
+            var ear = OverheardEar<C>()
             var generation: UInt64 = 0
             /// Told the glasses to stop a recording no capture owns, and when.
             var strayStopped = false
@@ -159,14 +152,11 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         if let started = capture {
                             watch(started)
                             // The question the wearer began over the answer keeps its first words.
-                            if let onset = ear, onset.started, let at = bargedIn, clock.now < at.advanced(by: Self.bargeInWindow),
-                                onset.input == started.recorder.input
-                            {
-                                heard(started, started.recorder.append(samples: onset.heard))
+                            if let said = ear.question(started.recorder.input, at: clock.now) {
+                                heard(started, started.recorder.append(samples: said))
                             }
                         }
-                        ear = nil
-                        bargedIn = nil
+                        ear.forget()
                     case .photoData(let bytes):
                         capture?.appendPhoto(bytes)
                     case .photoEnd:
@@ -203,24 +193,15 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         let cancel = OneShotEvent()
                         answering?.fire()  // an earlier answer still streaming gives way
                         answering = cancel
-                        ear = nil  // the new answer's is heard afresh
+                        ear.forget()  // the new answer's is heard afresh
                         let (id, timeline) = (done.id, done.timeline)
                         group.addTask { await answer(id, utterance: utterance, photo: photo, cancel: cancel, timeline: timeline) }
                     case .cancelled:
                         answering?.fire()
                         answering = nil
                     case .overheard(let bytes, let format):
-                        guard let input = try? PCMInput(format) else { break }
-                        // After a barge-in no question followed: what comes now is another answer's.
-                        let spent = bargedIn.map { clock.now >= $0.advanced(by: Self.bargeInWindow) } ?? false
-                        if ear?.input != input || spent {
-                            ear = listen(input)
-                            bargedIn = nil
-                        }
-                        guard let onset = ear, onset.append(bytes) else { break }
                         // The wearer speaks over the answer: it stops, and what they say is the next question.
-                        logger.info("the wearer spoke over the answer: it stops", metadata: ["level_dbfs": "\(Self.level(onset.heard.suffix(4_000)))"])
-                        bargedIn = clock.now
+                        guard ear.hear(bytes, format: format, at: clock.now, logger: logger) else { break }
                         answering?.fire()
                         answering = nil
                         group.addTask { await bargeIn() }
@@ -231,23 +212,6 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             }
             answering?.fire()
             group.cancelAll()  // the watchdog's sleepers
-        }
-    }
-
-    /// The RMS level of `samples` in dB below full scale, rounded (for the log).
-    static func level(_ samples: ArraySlice<Int16>) -> Int {
-        guard !samples.isEmpty else { return -96 }
-        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
-        return Int((10 * log10(max(power, 1e-3) / (32_768.0 * 32_768.0))).rounded())
-    }
-
-    /// An ear for what the glasses overhear while they speak; nil (logged) for audio it cannot read.
-    private func listen(_ input: PCMInput) -> SpeechOnset? {
-        do {
-            return try SpeechOnset(input: input)
-        } catch {
-            logger.info("what the glasses overhear cannot be processed: \(error)")
-            return nil
         }
     }
 
