@@ -122,21 +122,7 @@ struct FrameGlassesTests {
         }
     }
 
-    private func questionSignals(_ bus: BusConnection) async throws -> AsyncStream<BusSignal> {
-        try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
-    }
 
-    /// The signals of one question until it ends (Answered or QueryFailed), in order.
-    private func untilEnd(_ signals: AsyncStream<BusSignal>) async throws -> [BusSignal] {
-        try await within(.seconds(60), failure: { "the question did not end in time" }) {
-            var seen: [BusSignal] = []
-            for await signal in signals {
-                seen.append(signal)
-                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
-            }
-            throw TestFailure("signals ended: \(seen.map(\.member))")
-        }
-    }
 
     @Test("tap and speak: Frame's 16-bit audio is heard, the recording stops at the end of speech, the answer streams onto the display")
     func tapSpeakAnswer() async throws {

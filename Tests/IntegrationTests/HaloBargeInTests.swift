@@ -14,22 +14,6 @@ private let halo = 3
 struct HaloBargeInTests {
     static let first = "echo: what is the tallest mountain"
 
-    private func managerSignals(_ bus: BusConnection) async throws -> AsyncStream<BusSignal> {
-        try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
-    }
-
-    /// The signals of one question until it ends (Answered or QueryFailed), in order.
-    private func untilEnd(_ signals: AsyncStream<BusSignal>) async throws -> [BusSignal] {
-        try await within(.seconds(60), failure: { "the question did not end in time" }) {
-            var seen: [BusSignal] = []
-            for await signal in signals {
-                seen.append(signal)
-                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
-            }
-            throw TestFailure("signals ended: \(seen.map(\.member))")
-        }
-    }
-
     private func transcriptions(_ world: World) async throws -> [[String: Any]] {
         try await world.serverRequests().filter { ($0["path"] as? String)?.hasSuffix("/audio/transcriptions") == true }
     }
@@ -49,7 +33,7 @@ struct HaloBargeInTests {
         try await ble.world.setSpeech(["ms_per_char": msPerChar])
         try await ble.world.setTranscript("what is the tallest mountain")
         let started = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStarted"))
-        let signals = try await managerSignals(bus)
+        let signals = try await questionSignals(bus)
         try await vf.call("Tap")
         let first = try await untilEnd(signals)
         #expect(first.last?.member == GlassdBus.Signal.answered)
@@ -71,7 +55,7 @@ struct HaloBargeInTests {
                 let tapsBefore = try await vf.stats()["taps", default: 0]
                 try await ble.world.setSpeech(["ms_per_char": 60])
                 try await ble.world.setTranscript("and now")
-                let next = try await managerSignals(bus)
+                let next = try await questionSignals(bus)
                 // The wearer speaks (1 s of room, the 3.3 s question, 1.5 s of room) while the answer plays.
                 try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
                 let second = try await untilEnd(next)
@@ -117,7 +101,7 @@ struct HaloBargeInTests {
                 // The canceller broken: the same answer's echo is loud enough to be taken for the
                 // wearer, and the question it starts (what the microphone hears then) ends too.
                 try await vf.call("SetEchoCancel", [.bool(false)])
-                let next = try await managerSignals(bus)
+                let next = try await questionSignals(bus)
                 let secondID = try await askSpoken(ble, bus, vf, played: 100)
                 try await within(.seconds(60), failure: { "no question followed the echo" }) {
                     var ends = 0

@@ -24,22 +24,7 @@ struct VoiceTests {
         }
     }
 
-    /// Manager1's signals about questions, from now on.
-    private func questionSignals(_ bus: BusConnection) async throws -> AsyncStream<BusSignal> {
-        try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface))
-    }
 
-    /// The signals of one question until it ends (Answered or QueryFailed), in order.
-    private func untilEnd(_ signals: AsyncStream<BusSignal>, timeout: Duration = .seconds(60)) async throws -> [BusSignal] {
-        try await within(timeout, failure: { "the question did not end within \(timeout)" }) {
-            var seen: [BusSignal] = []
-            for await signal in signals {
-                seen.append(signal)
-                if signal.member == GlassdBus.Signal.answered || signal.member == GlassdBus.Signal.queryFailed { return seen }
-            }
-            throw TestFailure("signals ended: \(seen.map(\.member))")
-        }
-    }
 
     private func audioRequests(_ world: World) async throws -> [[String: Any]] {
         try await world.serverRequests().filter { ($0["path"] as? String)?.contains("/audio/") == true }
