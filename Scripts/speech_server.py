@@ -136,7 +136,9 @@ def decoding_options(seconds):
     decoded in it as is can run on (repeating itself up to the window's 448 tokens); capped at
     about 6 tokens a second of speech (people say 2-3 words a second, 1-2 tokens each) plus a
     margin, it stops. One window, no timestamps (not asked for) and no earlier text to condition
-    on. A window cut to the audio (chunk_length) was measured too and lost words (the README)."""
+    on. The encoder still sees 30 s: a window cut to the audio (CTranslate2 takes one) was
+    measured 6-7x faster but lost about half as many words again (Scripts/bench-speech-embedded
+    --models), so it is not used."""
     return dict(max_new_tokens=min(440, int(TOKENS_PER_SECOND * min(seconds, 30)) + TOKENS_MARGIN),
                 without_timestamps=True, condition_on_previous_text=False)
 
@@ -186,11 +188,12 @@ class Speech:
             f.write(audio[0])
             f.flush()
             with self.turn:
+                whisper = model.load()  # the first request for a model that is not the default
                 try:
                     from faster_whisper import decode_audio
                     samples = decode_audio(f.name, sampling_rate=SAMPLE_RATE)
                     # English unless told otherwise; a translation's language is Whisper's guess.
-                    segments, info = model.load().transcribe(
+                    segments, info = whisper.transcribe(
                         samples, task=task, language=language or ("en" if task == "transcribe" else None),
                         beam_size=1, temperature=temperature, initial_prompt=prompt,
                         **decoding_options(len(samples) / SAMPLE_RATE))

@@ -34,7 +34,7 @@ struct OfflineVoiceTests {
         return path
     }
 
-    @Test("two spoken questions: Transcribed carries their words, SmolLM2's answer streams onto the display, History keeps both turns; translator mode, with a speech server that has no multilingual model, is NotConfigured")
+    @Test("two spoken questions: Transcribed carries their words, SmolLM2's answer streams onto the display, History keeps both turns; translator mode, without [transcription] translates (a backend with no Whisper base), is NotConfigured")
     func spokenQuestions() async throws {
         try await BLEWorld.with { ble in
             try await EmbeddedBackend.withServers(in: ble.world.directory) { _, servers in

@@ -99,6 +99,15 @@ struct SpeechServerTests {
                     #expect(error["message"] is String && error["type"] as? String == "invalid_request_error" && error["param"] as? String == param)
                 }
 
+                // A long question is decoded to its end: the decoding cap (tokens per second of speech)
+                // stops a loop, not the words.
+                let long = try await spoken(
+                    "please remind me tomorrow morning at half past seven to call the dentist about my appointment, "
+                        + "and then to buy bread, milk and eggs on the way home from work", in: world.directory)
+                let longHeard = try await client.transcribe(wav: long, task: .transcribe).lowercased()
+                let lastWords = longHeard.split { !$0.isLetter }.suffix(2).joined(separator: " ")
+                #expect(longHeard.contains("dentist") && lastWords == "from work", "\(longHeard)")
+
                 // Two at once: the second waits its turn, both are answered.
                 async let first = client.transcribe(wav: question, task: .transcribe)
                 async let second = client.transcribe(wav: other, task: .transcribe)
