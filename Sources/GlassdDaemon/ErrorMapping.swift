@@ -59,7 +59,8 @@ enum ErrorMapping {
         case .cannotTranslate:
             BusError(
                 name: GlassdErrorName.notConfigured,
-                message: "The embedded speech model (Whisper tiny.en) knows English only and cannot translate: set "
+                message: "The embedded speech server has no multilingual model (Whisper base; Scripts/backend sets it up) and "
+                    + "cannot translate: set "
                     + "[transcription] base_url in glassd.conf to a multilingual speech server (whisper.cpp's with a "
                     + "multilingual model, OpenAI) for translator mode.")
         case .cannotSee:

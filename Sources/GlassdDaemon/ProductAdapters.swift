@@ -10,13 +10,14 @@ extension PhotoStore: PhotoKeeping {}
 
 extension BackendAbilities {
     /// What the configured servers can do: the embedded default backend is text only, and its
-    /// speech model English only.
+    /// speech server translates only when it says it has a multilingual model (Whisper base).
     init(_ config: Config) {
         let susi = config.assistantKind == "susi"
         // SUSI neither transcribes nor looks at photos: speech needs a [transcription] server.
         let hears = susi ? config.transcriptionURL != nil : !config.embedded || config.transcriptionURL != nil
         self.init(
             hears: hears, sees: !config.embedded && !susi,
-            translates: hears && !(config.transcriptionEmbedded && config.transcriptionURL != nil))
+            translates: hears
+                && !(config.transcriptionEmbedded && config.transcriptionURL != nil && !config.transcriptionTranslates))
     }
 }

@@ -29,6 +29,7 @@ struct ConfigTests {
             base_url = "http://localhost:8080/v1"
             language = "de"
             api_key_file = "/etc/glassd/speech-key"
+            translates = true
 
             [voice]
             trailing_silence_ms = 600
@@ -50,6 +51,7 @@ struct ConfigTests {
         #expect(config.transcriptionURL == "http://localhost:8080/v1")
         #expect(config.transcriptionLanguage == "de")
         #expect(config.transcriptionKeyFile == "/etc/glassd/speech-key")
+        #expect(config.transcriptionTranslates)
         #expect(config.trailingSilenceMS == 600)
         #expect(config.maxUtteranceSeconds == 20)
         #expect(config.photosKept == 7)

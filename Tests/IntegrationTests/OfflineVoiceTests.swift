@@ -6,6 +6,7 @@ import Testing
 
 private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
 private let monocle = 2
+private let halo = 3
 
 /// The glasses' main loop offline: Scripts/backend's two servers (SmolLM2-135M on llama.cpp, and
 /// Whisper tiny.en), glassd configured as Scripts/run configures it, a virtual Monocle whose
@@ -14,8 +15,9 @@ private let monocle = 2
     "Offline voice: a question spoken on the glasses, heard and answered by the embedded backends", .timeLimit(.minutes(10)),
     .serialized, .enabled(if: worldReady && EmbeddedBackend.ready, "the BLE world or the embedded backend is not set up"))
 struct OfflineVoiceTests {
-    /// The link tests' glassd.conf with the embedded servers, as Scripts/run writes it.
-    private func config(_ ble: BLEWorld, _ servers: EmbeddedBackend.Servers) throws -> String {
+    /// The link tests' glassd.conf with the embedded servers, as Scripts/run writes it
+    /// (`translates`: when Scripts/backend says Whisper base translates).
+    private func config(_ ble: BLEWorld, _ servers: EmbeddedBackend.Servers, translates: Bool = false) throws -> String {
         let path = try ble.writeConfig()
         var text = try String(contentsOfFile: path, encoding: .utf8)
         text = text.replacingOccurrences(of: ble.world.serverURL, with: servers.url)
@@ -27,11 +29,12 @@ struct OfflineVoiceTests {
         text = text.replacingOccurrences(of: "timeout_seconds = 10\n", with: "timeout_seconds = 60\n")
         guard text.contains("timeout_seconds = 60\n") else { throw TestFailure("no timeout_seconds to raise in \(text)") }
         text += "[transcription]\nbase_url = \"\(servers.speechURL)\"\nembedded = true\n"
+        if translates { text += "translates = true\n" }
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
-    @Test("two spoken questions: Transcribed carries their words, SmolLM2's answer streams onto the display, History keeps both turns; translator mode is NotConfigured, English only")
+    @Test("two spoken questions: Transcribed carries their words, SmolLM2's answer streams onto the display, History keeps both turns; translator mode, without [transcription] translates (a backend with no Whisper base), is NotConfigured")
     func spokenQuestions() async throws {
         try await BLEWorld.with { ble in
             try await EmbeddedBackend.withServers(in: ble.world.directory) { _, servers in
@@ -71,6 +74,30 @@ struct OfflineVoiceTests {
                     #expect(translated.last?.member == GlassdBus.Signal.queryFailed)
                     #expect(translated.last?.arguments.dropFirst().first == .string(GlassdErrorName.notConfigured))
                     try await vm.waitForDisplay(containing: "only English")
+                }
+            }
+        }
+    }
+
+    @Test("translator mode with nothing configured: a Spanish question on a virtual Halo (LC3, 16 kHz) comes back in English, translated by the embedded Whisper base")
+    func translatesOffline() async throws {
+        try await BLEWorld.with { ble in
+            try await EmbeddedBackend.withServers(in: ble.world.directory) { _, servers in
+                #expect(servers.translationModel == "whisper-base")
+                let config = try config(ble, servers, translates: !servers.translationModel.isEmpty)
+                try await ble.withFrameSession(halo, halo: true, config: config) { bus, vf in
+                    try await ble.pairReady(halo, bus)
+                    _ = try await bus.call(
+                        GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "Set",
+                        [.string(GlassdBus.managerInterface), .string(GlassdBus.Property.mode), .variant(.string("translator"))])
+                    let question = try await SpeechFixture.spoken(
+                        "¿dónde está la estación de tren?", voice: "es", in: ble.world.directory, as: "es")
+                    try await vf.call("FeedAudio", [.string(question)])
+                    let seen = try await nextQuestion(bus, timeout: .seconds(120)) { try await vf.call("Tap") }
+                    #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.last?.arguments ?? [])")
+                    let answer = seen.last?.arguments.last?.string?.lowercased() ?? ""
+                    #expect(answer.contains("where") && answer.contains("station"), "\(answer)")
+                    try await vf.waitForDisplay(containing: "station")
                 }
             }
         }

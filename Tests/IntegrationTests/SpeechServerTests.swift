@@ -11,9 +11,9 @@ import Testing
 @Suite("The embedded speech server", .timeLimit(.minutes(5)), .enabled(if: EmbeddedBackend.ready, "the embedded backend is not set up"))
 struct SpeechServerTests {
     /// espeak-ng saying `text`, as a WAV file's bytes.
-    private func spoken(_ text: String, in directory: String) async throws -> [UInt8] {
+    private func spoken(_ text: String, voice: String? = nil, in directory: String) async throws -> [UInt8] {
         let path = directory + "/\(abs(text.hashValue)).wav"
-        let made = try await runCommand("espeak-ng", ["-w", path, text])
+        let made = try await runCommand("espeak-ng", (voice.map { ["-v", $0] } ?? []) + ["-w", path, text])
         guard made.ok else { throw TestFailure("espeak-ng: \(made.stderr)") }
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
@@ -66,7 +66,7 @@ struct SpeechServerTests {
             try await EmbeddedBackend.withSpeech(in: world.directory) { _, url, model in
                 #expect(model == "whisper-tiny.en")
                 let models = try await get(url + "/models")
-                #expect((json(models)["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [model, "espeak-ng"])
+                #expect((json(models)["data"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [model, "whisper-base", "espeak-ng"])
                 let client = TranscriptionClient(
                     config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60)),
                     transport: try CurlHTTPTransport())
@@ -99,11 +99,40 @@ struct SpeechServerTests {
                     #expect(error["message"] is String && error["type"] as? String == "invalid_request_error" && error["param"] as? String == param)
                 }
 
+                // A long question is decoded to its end: the decoding cap (tokens per second of speech)
+                // stops a loop, not the words.
+                let long = try await spoken(
+                    "please remind me tomorrow morning at half past seven to call the dentist about my appointment, "
+                        + "and then to buy bread, milk and eggs on the way home from work", in: world.directory)
+                let longHeard = try await client.transcribe(wav: long, task: .transcribe).lowercased()
+                let lastWords = longHeard.split { !$0.isLetter }.suffix(2).joined(separator: " ")
+                #expect(longHeard.contains("dentist") && lastWords == "from work", "\(longHeard)")
+
                 // Two at once: the second waits its turn, both are answered.
                 async let first = client.transcribe(wav: question, task: .transcribe)
                 async let second = client.transcribe(wav: other, task: .transcribe)
                 let (a, b) = try await (first, second)
                 #expect(a.lowercased().contains("france") && b.lowercased().contains("moon"), "\(a) | \(b)")
+            }
+        }
+    }
+
+    @Test("Spanish speech: glassd's translate task gets English from Whisper base, whatever model it names; a Spanish transcription is Spanish words")
+    func translates() async throws {
+        try await World.with { world in
+            let question = try await spoken("¿dónde está la estación de tren?", voice: "es", in: world.directory)
+            try await EmbeddedBackend.withSpeech(in: world.directory) { _, url, model in
+                // glassd names the embedded default (tiny.en, English only) for both tasks.
+                let client = TranscriptionClient(
+                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60)),
+                    transport: try CurlHTTPTransport())
+                let english = try await client.transcribe(wav: question, task: .translate).lowercased()
+                #expect(english.contains("where") && english.contains("station"), "\(english)")
+                let spanish = TranscriptionClient(
+                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60), language: "es"),
+                    transport: try CurlHTTPTransport())
+                let heard = try await spanish.transcribe(wav: question, task: .transcribe).lowercased()
+                #expect(heard.contains("estación") || heard.contains("estacion"), "\(heard)")
             }
         }
     }

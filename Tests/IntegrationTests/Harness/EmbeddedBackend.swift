@@ -24,6 +24,8 @@ enum EmbeddedBackend {
         var model = ""
         var speechURL = ""
         var speechModel = ""
+        /// The model of its translations (Whisper base), when it has one.
+        var translationModel = ""
         var speechOutURL = ""
         var speechOutModel = ""
     }
@@ -54,6 +56,7 @@ enum EmbeddedBackend {
                 case "GLASSD_MODEL": servers.model = pair[1]
                 case "GLASSD_TRANSCRIPTION_URL": servers.speechURL = pair[1]
                 case "GLASSD_TRANSCRIPTION_MODEL": servers.speechModel = pair[1]
+                case "GLASSD_TRANSLATION_MODEL": servers.translationModel = pair[1]
                 case "GLASSD_SPEECH_OUT_URL": servers.speechOutURL = pair[1]
                 case "GLASSD_SPEECH_OUT_MODEL": servers.speechOutModel = pair[1]
                 default: break
