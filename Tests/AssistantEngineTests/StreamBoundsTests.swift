@@ -19,7 +19,7 @@ private final class EndlessTransport: HTTPTransport {
     }
 }
 
-@Suite("Counts a chat server cannot push past", .timeLimit(.minutes(1)))
+@Suite("Counts a chat server cannot push past", .timeLimit(.minutes(5)))
 struct StreamBoundsTests {
     private func ask(_ transport: any HTTPTransport) async -> AssistantError? {
         let client = OpenAIChatClient(

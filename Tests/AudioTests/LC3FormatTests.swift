@@ -2,7 +2,7 @@
 import Audio
 import Testing
 
-@Suite("LC3 formats", .timeLimit(.minutes(1)))
+@Suite("LC3 formats", .timeLimit(.minutes(5)))
 struct LC3FormatTests {
     @Test(
         "frame size and samples per frame from the bitrate (bitrate × duration / 8, rounded down)",

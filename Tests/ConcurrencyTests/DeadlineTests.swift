@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("withDeadline", .timeLimit(.minutes(1)))
+@Suite("withDeadline", .timeLimit(.minutes(5)))
 struct DeadlineTests {
     struct Refused: Error, Equatable {}
 

@@ -3,7 +3,7 @@ import Concurrency
 import Synchronization
 import Testing
 
-@Suite("HookList", .timeLimit(.minutes(1)))
+@Suite("HookList", .timeLimit(.minutes(5)))
 struct HookListTests {
     @Test("every hook added runs on each run, in the order added, and each is awaited before the next")
     func order() async {

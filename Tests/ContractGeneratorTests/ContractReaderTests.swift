@@ -6,7 +6,7 @@ import Testing
 
 /// What the generator accepts of an introspection file, and how it says what it refuses (the
 /// build stops with that sentence).
-@Suite("Contract generator", .timeLimit(.minutes(1)))
+@Suite("Contract generator", .timeLimit(.minutes(5)))
 struct ContractReaderTests {
     private func interface(_ body: String) throws(GeneratorError) -> Interface {
         let xml = "<node><interface name=\"org.example.Thing1\">\(body)</interface></node>"

@@ -8,7 +8,7 @@ import Testing
 
 /// The generated tables say what dbus/*.xml says, read here by another parser (FoundationXML's
 /// XMLDocument, not the generator's own reader).
-@Suite("Generated contract tables", .timeLimit(.minutes(1)))
+@Suite("Generated contract tables", .timeLimit(.minutes(5)))
 struct GeneratedTablesTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path

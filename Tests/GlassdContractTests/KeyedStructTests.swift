@@ -6,7 +6,7 @@ import Testing
 
 /// The structs generated for each a{sv}: their keys' types are checked, unknown keys refused or
 /// ignored as the XML says, and they are written back as they were read.
-@Suite("Contract a{sv} structs", .timeLimit(.minutes(1)))
+@Suite("Contract a{sv} structs", .timeLimit(.minutes(5)))
 struct KeyedStructTests {
     private func dict(_ entries: [(String, DBusValue)]) -> DBusValue {
         .dict(key: "s", value: "v", entries.map { .init(.string($0.0), .variant($0.1)) })

@@ -4,7 +4,7 @@ import Testing
 
 /// D-Bus errors are made in one place: product and device code throw their own typed errors, and
 /// the daemon's ErrorMapping names them on the bus. A scan of the sources keeps it so.
-@Suite("D-Bus errors are made only by the mapping", .timeLimit(.minutes(1)))
+@Suite("D-Bus errors are made only by the mapping", .timeLimit(.minutes(5)))
 struct BusErrorSourceTests {
     /// Where a BusError may be made: DBusKit itself, the mapping, and the pairing agent's replies
     /// in BlueZ's protocol (not glassd's API).

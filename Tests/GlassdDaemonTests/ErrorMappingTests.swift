@@ -7,7 +7,7 @@ import Testing
 
 /// Each refusal glassd makes itself, with the name and message its callers have always seen:
 /// written out in full here, so a change of either on the bus shows.
-@Suite("Errors become D-Bus errors in one place", .timeLimit(.minutes(1)))
+@Suite("Errors become D-Bus errors in one place", .timeLimit(.minutes(5)))
 struct ErrorMappingTests {
     static let failed = "org.freedesktop.DBus.Error.Failed"
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"

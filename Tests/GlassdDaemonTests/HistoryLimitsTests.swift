@@ -4,7 +4,7 @@ import Storage
 import Testing
 
 /// A caller that never reads its export, or imports without end, cannot take glassd's database.
-@Suite("History export and import limits", .timeLimit(.minutes(1)))
+@Suite("History export and import limits", .timeLimit(.minutes(5)))
 struct HistoryLimitsTests {
     private func directory() -> String {
         NSTemporaryDirectory() + "glassd-limits-\(UUID().uuidString)"

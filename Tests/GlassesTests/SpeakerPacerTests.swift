@@ -3,7 +3,7 @@ import Glasses
 import Testing
 import TestSupport
 
-@Suite("Pacing audio into the speaker's buffer", .timeLimit(.minutes(1)))
+@Suite("Pacing audio into the speaker's buffer", .timeLimit(.minutes(5)))
 struct SpeakerPacerTests {
     typealias Pacer = SpeakerPacer<ManualClock>
     typealias Instant = ManualClock.Instant

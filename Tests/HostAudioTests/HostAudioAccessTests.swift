@@ -5,7 +5,7 @@ import Glibc
 import Testing
 
 /// What glassd takes for "the user's audio is reachable", staged in scratch directories.
-@Suite("The host's audio: reachable or not, and where its tools are", .timeLimit(.minutes(1)))
+@Suite("The host's audio: reachable or not, and where its tools are", .timeLimit(.minutes(5)))
 struct HostAudioAccessTests {
     private func scratch() throws -> String {
         let path = NSTemporaryDirectory() + "glassd-audio-\(UUID().uuidString)"

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-@Suite("The README's map of the code", .timeLimit(.minutes(1)))
+@Suite("The README's map of the code", .timeLimit(.minutes(5)))
 struct ReadmeMapTests {
     /// The README's Layout block: the first fenced block after "## Layout".
     private func layout() throws -> String {

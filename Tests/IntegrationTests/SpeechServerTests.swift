@@ -8,7 +8,7 @@ import Testing
 /// The embedded speech server (Scripts/speech_server.py: Whisper tiny.en on faster-whisper, and
 /// espeak-ng for /v1/audio/speech) on its own, through glassd's own transcription and speech
 /// clients and raw requests over libcurl, with speech spoken by espeak-ng.
-@Suite("The embedded speech server", .timeLimit(.minutes(5)), .enabled(if: EmbeddedBackend.ready, "the embedded backend is not set up"))
+@Suite("The embedded speech server", .timeLimit(.minutes(8)), .enabled(if: EmbeddedBackend.ready, "the embedded backend is not set up"))
 struct SpeechServerTests {
     /// espeak-ng saying `text`, as a WAV file's bytes.
     private func spoken(_ text: String, voice: String? = nil, in directory: String) async throws -> [UInt8] {
@@ -124,12 +124,12 @@ struct SpeechServerTests {
             try await EmbeddedBackend.withSpeech(in: world.directory) { _, url, model in
                 // glassd names the embedded default (tiny.en, English only) for both tasks.
                 let client = TranscriptionClient(
-                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60)),
+                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(240)),
                     transport: try CurlHTTPTransport())
                 let english = try await client.transcribe(wav: question, task: .translate).lowercased()
                 #expect(english.contains("where") && english.contains("station"), "\(english)")
                 let spanish = TranscriptionClient(
-                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60), language: "es"),
+                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(240), language: "es"),
                     transport: try CurlHTTPTransport())
                 let heard = try await spanish.transcribe(wav: question, task: .transcribe).lowercased()
                 #expect(heard.contains("estación") || heard.contains("estacion"), "\(heard)")

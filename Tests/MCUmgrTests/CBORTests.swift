@@ -2,7 +2,7 @@
 import MCUmgr
 import Testing
 
-@Suite("CBOR codec (RFC 8949 subset)", .timeLimit(.minutes(1)))
+@Suite("CBOR codec (RFC 8949 subset)", .timeLimit(.minutes(5)))
 struct CBORTests {
     /// RFC 8949 Appendix A: value and its preferred encoding, for the kinds the encoder writes.
     static let definite: [(CBOR, String)] = [

@@ -2,7 +2,7 @@
 import MCUmgr
 import Testing
 
-@Suite("Image and OS command payloads", .timeLimit(.minutes(1)))
+@Suite("Image and OS command payloads", .timeLimit(.minutes(5)))
 struct ImageCommandsTests {
     static let sha = [UInt8](repeating: 0xaa, count: 32)
 

@@ -6,7 +6,7 @@ import Testing
 /// The fixtures were made by imgtool 2.5.0 (Tests/Fixtures/mcuboot/README.md). The hashes below
 /// are what `imgtool dumpinfo` printed for the SHA-256 TLV and what `sha256sum` printed for the
 /// whole file: computed independently of the code under test.
-@Suite("MCUboot image files", .timeLimit(.minutes(1)))
+@Suite("MCUboot image files", .timeLimit(.minutes(5)))
 struct MCUbootImageTests {
     static func fixture(_ name: String) throws -> [UInt8] {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

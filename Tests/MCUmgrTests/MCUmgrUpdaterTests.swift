@@ -7,7 +7,7 @@ import MCUmgr
 import Testing
 
 /// The Halo updater's decisions against an SMP fake with MCUboot's slots (FakeHalo).
-@Suite("MCUmgr updates, in memory", .timeLimit(.minutes(1)))
+@Suite("MCUmgr updates, in memory", .timeLimit(.minutes(5)))
 struct MCUmgrUpdaterTests {
     static let old = FakeHalo.Image(version: "0.8.7", hash: [UInt8](repeating: 0x87, count: 32))
 
@@ -56,8 +56,9 @@ struct MCUmgrUpdaterTests {
         let job = RecordedJob()
         let image = try Self.image()
         let update = Task { try await MCUmgrUpdater().apply(image, Self.context(halo, job)) }
-        // Bounded well inside the suite's minute: on 2 busy cores the upload once took over 20 s to get there.
-        #expect(try await halo.hung.wait(timeout: .seconds(45), clock: ContinuousClock()) { $0 } == true)
+        // Bounded inside the suite's limit: alone it takes milliseconds, but at the full suite's start on 2 busy
+        // cores the whole test process has stalled for over a minute.
+        #expect(try await halo.hung.wait(timeout: .seconds(240), clock: ContinuousClock()) { $0 } == true)
         update.cancel()
         await #expect(throws: CancellationError.self) { _ = try await update.value }
         let s = halo.snapshot

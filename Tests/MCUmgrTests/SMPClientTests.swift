@@ -4,7 +4,7 @@ import MCUmgr
 import Testing
 import TestSupport
 
-@Suite("SMP client over a fake device", .timeLimit(.minutes(1)))
+@Suite("SMP client over a fake device", .timeLimit(.minutes(5)))
 struct SMPClientTests {
     static let state = ImageState(slots: [
         SMPFixtures.runningSlot,

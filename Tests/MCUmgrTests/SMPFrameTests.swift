@@ -26,7 +26,7 @@ enum SMPFixtures {
         slot: 0, version: "0.8.8", hash: [1, 2], bootable: true, confirmed: true, active: true)
 }
 
-@Suite("SMP frames", .timeLimit(.minutes(1)))
+@Suite("SMP frames", .timeLimit(.minutes(5)))
 struct SMPFrameTests {
     @Test("an image state read request encodes to its hand-computed bytes")
     func requestBytes() throws {

@@ -3,7 +3,7 @@ import Foundation
 import Product
 import Testing
 
-@Suite("Cutting a streamed answer into sentences to speak", .timeLimit(.minutes(1)))
+@Suite("Cutting a streamed answer into sentences to speak", .timeLimit(.minutes(5)))
 struct SentenceSplitterTests {
     /// Every way of cutting `text` into two pieces gives the same sentences as feeding it whole.
     private func sentences(_ pieces: [String], longest: Int = 200) -> [String] {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import Product
 
-@Suite("The voice's PCM as the glasses' speaker takes it", .timeLimit(.minutes(1)))
+@Suite("The voice's PCM as the glasses' speaker takes it", .timeLimit(.minutes(5)))
 struct SpeakerEncodingTests {
     let tone: [UInt8] = (0..<16_000).flatMap { i -> [UInt8] in
         let v = Int16(8_000 * sin(Double(i) * 2 * .pi * 440 / 16_000))

@@ -18,7 +18,7 @@ final class NoSpeechServer: HTTPTransport {
     }
 }
 
-@Suite("The speech server's voice", .timeLimit(.minutes(1)))
+@Suite("The speech server's voice", .timeLimit(.minutes(5)))
 struct SpeechServerVoiceTests {
     @Test("a server without /audio/speech (404): the voice goes off for the rest of the run, asked once")
     func offAfterNotConfigured() async throws {

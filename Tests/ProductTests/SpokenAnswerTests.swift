@@ -5,7 +5,7 @@ import Product
 import Testing
 
 /// An answer spoken as it streams, on a speaker and with a voice in memory.
-@Suite("Spoken answers on the glasses' speaker", .timeLimit(.minutes(1)))
+@Suite("Spoken answers on the glasses' speaker", .timeLimit(.minutes(5)))
 struct SpokenAnswerTests {
     static let logger = Logger(label: "test")
 

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// QueryWith's speak: a typed answer is spoken on the glasses' speaker only when its caller asks.
-@Suite("Typed questions spoken when asked", .timeLimit(.minutes(1)))
+@Suite("Typed questions spoken when asked", .timeLimit(.minutes(5)))
 struct TypedQuestionsSpeakTests {
     typealias World = TypedQuestionsTests.World
 

@@ -4,7 +4,7 @@ import Glasses
 import Testing
 @testable import Updates
 
-@Suite("Whether an update may start, and as what", .timeLimit(.minutes(1)))
+@Suite("Whether an update may start, and as what", .timeLimit(.minutes(5)))
 struct UpdateAdmissionTests {
     static let kinds = [solo(), twin()]
 

@@ -141,7 +141,7 @@ private func makeCertificateBlocking(_ names: String, in directory: String, name
     return (cert, key)
 }
 
-@Suite("wss://", .timeLimit(.minutes(1)))
+@Suite("wss://", .timeLimit(.minutes(5)))
 struct TLSTests {
     private static func scratch() throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wss-\(UUID().uuidString)").path
