@@ -8,7 +8,7 @@ import Storage
 extension ManagerInterface {
     /// Manager1.TurnTimings: the latest turns' stages, oldest first.
     func turnTimings(_ call: MethodCall) async throws -> [DBusValue] {
-        let limit = Int(min(call.arguments.first?.uint32 ?? 0, UInt32(SQLiteTurnTimingStore.kept)))
+        let limit = Int(min(call.arguments.first?.uint32 ?? 0, UInt32(SQLiteTurnTimingStore.defaultKept)))
         let turns: [SQLiteTurnTimingStore.Turn]
         do {
             turns = try await turnTimingStore?.recent(limit) ?? []

@@ -20,10 +20,12 @@ public struct SQLiteTurnTimingStore: Sendable {
 
     private let database: GlassdDatabase
     /// Turns kept at most: the oldest go.
-    public static let kept = 1000
+    public let kept: Int
+    public static let defaultKept = 1000
 
-    public init(database: GlassdDatabase) {
+    public init(database: GlassdDatabase, kept: Int = defaultKept) {
         self.database = database
+        self.kept = max(1, kept)
     }
 
     public func keep(queryID: String, at unixMS: Int64, stages: [String: Int64]) async throws {
@@ -33,7 +35,7 @@ public struct SQLiteTurnTimingStore: Sendable {
                 sql: "INSERT OR REPLACE INTO turn_timings (query_id, at, stages) VALUES (?, ?, ?)", arguments: [queryID, unixMS, json])
             try db.execute(
                 sql: "DELETE FROM turn_timings WHERE query_id NOT IN (SELECT query_id FROM turn_timings ORDER BY at DESC LIMIT ?)",
-                arguments: [Self.kept])
+                arguments: [kept])
         }
     }
 
