@@ -93,7 +93,12 @@ struct FakeTEN: Sendable {
             "chunked": chunked,
         ]
         body.merge(options) { $1 }
-        let reply = try await request("/_send", body) as? [String: Any]
+        var reply = try await request("/_send", body) as? [String: Any]
+        if reply?["msg"] as? String == "no websocket client connected" {
+            // A session may report running before its socket is up (on a loaded machine, seconds before).
+            try await wait(for: "client")
+            reply = try await request("/_send", body) as? [String: Any]
+        }
         guard reply?["code"] as? String == "0" else { throw TestFailure("fake TEN could not send: \(reply ?? [:])") }
         return ((reply?["data"] as? [String: Any])?["sent_boottime_ns"] as? NSNumber)?.int64Value ?? 0
     }
