@@ -252,17 +252,20 @@ local function mic_read(size)
   return all:sub(1, whole)
 end
 
--- Sends what the microphone has (at most `limit` messages); false once it is stopped and empty.
-local function pump_audio(limit)
+-- Sends what the microphone has as `code` messages (at most `limit`); false once it is stopped
+-- and empty.
+local function pump(code, limit)
   local size = audio_size()
   for _ = 1, limit do
     local samples = mic_read(size)
     if samples == nil then return false end
     if #samples == 0 then return true end
-    send(M.AUDIO_DATA, samples)
+    send(code, samples)
   end
   return true
 end
+
+local function pump_audio(limit) return pump(M.AUDIO_DATA, limit) end
 
 -- Listening for the wake phrase (the host asked, 0x1A): while idle (or showing pages), the microphone
 -- as HW.LISTEN_MIC says (8 kHz 8-bit: half the radio time of a question's 16-bit), streamed as LISTENING.
@@ -274,16 +277,10 @@ end
 local function listen_pump()
   if not S.hearing then
     pcall(frame.microphone.stop)
-    S.hearing = guard(frame.microphone.start, HW.LISTEN_MIC) and true or false
+    S.hearing = mic_start(HW.LISTEN_MIC)
     if not S.hearing then return end
   end
-  local size = max_payload()
-  for _ = 1, 8 do
-    local samples = frame.microphone.read(size)
-    if samples == nil then S.hearing = false return end
-    if #samples == 0 then return end
-    send(M.LISTENING, samples)
-  end
+  if not pump(M.LISTENING, 8) then S.hearing = false end
 end
 
 -- A microphone setting as the host reads it: PCM [kHz, bits]; LC3 [kHz, 0, frame bytes, frame
@@ -333,13 +330,7 @@ end
 
 -- Sends what the microphone overhears (at most 8 messages a turn); stops once it is stopped.
 local function overhear_pump()
-  local size = max_payload()
-  for _ = 1, 8 do
-    local samples = mic_read(size)
-    if samples == nil then S.overhearing = false return end
-    if #samples == 0 then return end
-    send(M.OVERHEARD, samples)
-  end
+  if not pump(M.OVERHEARD, 8) then S.overhearing = false end
 end
 
 local function overhear_stop()
