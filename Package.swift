@@ -300,7 +300,7 @@ let package = Package(
             name: "GlassdDaemonTests",
             dependencies: [
                 "GlassdDaemon", "GlassdConfig", "Storage", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Firmware", "Product",
-                "Updates", "Agent", "Wake",
+                "Updates", "Agent", "Wake", "TestSupport",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -309,7 +309,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "glassd", "glassd-twin", "glassctl", "glassd-fuzz", "GlassdAPI", "GlassdContract", "DBusKit", "Bluetooth", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "Glasses", "Monocle", "Frame",
-                "Halo", "Firmware", "Audio", "FakeKinds",
+                "Halo", "Firmware", "Audio", "FakeKinds", "TestSupport",
                 "HTTPKit", "EventLoop", "WebSocket",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

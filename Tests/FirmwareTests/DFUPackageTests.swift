@@ -152,8 +152,9 @@ struct DFUPackageTests {
         #expect(throws: DFUPackageError.self) { try DFUPackage(path: path + ".absent") }
     }
 
+    /// Seconds of work: it yields between attempts, or it would hold one of the pool's two threads.
     @Test("Every truncation and thousands of mutations of a package: a typed error or a package, never a crash")
-    func fuzz() throws {
+    func fuzz() async throws {
         let bytes = try Self.valid()
         var outcomes: [String: Int] = [:]
         func attempt(_ candidate: [UInt8]) {
@@ -166,7 +167,10 @@ struct DFUPackageTests {
                 outcomes["\(error)".prefix(20).description, default: 0] += 1
             }
         }
-        for length in stride(from: 0, to: bytes.count, by: 17) { attempt(Array(bytes[..<length])) }
+        for length in stride(from: 0, to: bytes.count, by: 17) {
+            attempt(Array(bytes[..<length]))
+            await Task.yield()
+        }
         var x: UInt64 = 42
         func next() -> Int {
             x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -181,6 +185,7 @@ struct DFUPackageTests {
                 candidate[index] = UInt8(truncatingIfNeeded: next())
             }
             attempt(candidate)
+            await Task.yield()
         }
         // Garbage ending in an end-of-central-directory record with random fields: the parser
         // follows whatever offsets and counts it claims.
@@ -188,6 +193,7 @@ struct DFUPackageTests {
             let body = (0..<(next() % 400)).map { _ in UInt8(truncatingIfNeeded: next()) }
             let fields = (0..<18).map { _ in UInt8(truncatingIfNeeded: next()) }
             attempt(body + [0x50, 0x4B, 0x05, 0x06] + fields)
+            await Task.yield()
         }
         // Damage is noticed by more than one check (the ZIP structure and CRC, the manifest, the files).
         #expect(outcomes.count > 2)

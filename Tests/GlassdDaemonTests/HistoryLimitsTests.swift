@@ -2,6 +2,7 @@
 import Foundation
 import Storage
 import Testing
+import TestSupport
 
 /// A caller that never reads its export, or imports without end, cannot take glassd's database.
 @Suite("History export and import limits", .timeLimit(.minutes(5)))
@@ -61,8 +62,7 @@ struct HistoryLimitsTests {
         let writeEnd = ends[1]
         let first = Task { try await archive.export(to: writeEnd) }
         // The first export's first lines in the pipe: it holds the slot (a bounded wait).
-        var readable = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
-        try #require(poll(&readable, 1, 20_000) == 1, "the first export wrote nothing")
+        try #require(await readable(ends[0], within: 60_000), "the first export wrote nothing")
         try await unreadPipe { other in
             await #expect(throws: HistoryError.busy("Another export of the history is running; try again when it has ended.")) {
                 try await archive.export(to: other)

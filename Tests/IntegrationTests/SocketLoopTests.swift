@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import LinkKit
 import Testing
+import TestSupport
 
 /// The socket loop over real SOCK_SEQPACKET socket pairs, standing in for BlueZ's acquired sockets.
 @Suite("Socket loop", .timeLimit(.minutes(5)))
@@ -18,9 +19,10 @@ struct SocketLoopTests {
     }
 
     /// The next packet on `fd`; [] at EOF, or when none comes within 60 s (recorded as a failure:
-    /// a guard against a hang, not a timing assertion).
-    private func readPacket(_ fd: Int32) -> [UInt8] {
-        guard readable(fd, waitingMS: 60_000) else {
+    /// a guard against a hang, not a timing assertion). Waited for off the pool: the packet may
+    /// come from a task that needs a pool thread.
+    private func readPacket(_ fd: Int32) async -> [UInt8] {
+        guard await readable(fd, within: 60_000) else {
             Issue.record("no packet on \(fd) within 60 s")
             return []
         }
@@ -29,13 +31,10 @@ struct SocketLoopTests {
         return n > 0 ? Array(buffer[..<n]) : []
     }
 
-    /// Whether `fd` has a packet (or EOF) to read, waiting at most `waitingMS`.
-    private func readable(_ fd: Int32, waitingMS: Int32) -> Bool {
+    /// Whether `fd` has a packet (or EOF) to read now.
+    private func readableNow(_ fd: Int32) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while true {
-            let n = poll(&entry, 1, waitingMS)
-            if n >= 0 || errno != EINTR { return n > 0 }
-        }
+        return poll(&entry, 1, 0) > 0
     }
 
     private func isCancellation(_ outcome: Result<Void, any Error>?) -> Bool {
@@ -47,7 +46,7 @@ struct SocketLoopTests {
     private func drain(_ fd: Int32) -> Int {
         var count = 0
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while readable(fd, waitingMS: 0), read(fd, &buffer, buffer.count) > 0 { count += 1 }
+        while readableNow(fd), read(fd, &buffer, buffer.count) > 0 { count += 1 }
         return count
     }
 
@@ -76,17 +75,17 @@ struct SocketLoopTests {
             name: "test-sockets")
         let packets = Array(repeating: [UInt8](repeating: 0x55, count: 253), count: 2000)
         let upload = Task { try await loop.write(channel: 0, packets: packets) }
-        #expect(readable(serialPeer, waitingMS: 60_000), "the upload began")
+        #expect(await readable(serialPeer, within: 60_000), "the upload began")
         // The data channel's message goes out although the upload is stuck.
         try await loop.write(channel: 1, packets: [Array("res:hi".utf8)])
-        #expect(readPacket(dataPeer) == Array("res:hi".utf8))
+        #expect(await readPacket(dataPeer) == Array("res:hi".utf8))
         upload.cancel()
         let ended = await result(of: upload, within: .seconds(60))
         #expect(isCancellation(ended), "the cancelled upload ended with \(String(describing: ended))")
         // After the cancelled upload the serial channel still works: drain what was sent, then a new write arrives whole.
         #expect(drain(serialPeer) < packets.count)
         try await loop.write(channel: 0, packets: [[0x03]])
-        #expect(readPacket(serialPeer) == [0x03])
+        #expect(await readPacket(serialPeer) == [0x03])
         loop.close()
         await #expect(throws: ChannelError.closed) { try await loop.write(channel: 1, packets: [[1]]) }
         close(serialPeer)
@@ -115,7 +114,7 @@ struct SocketLoopTests {
                 break
             }
         }
-        if !stalled { #expect(!readable(peer, waitingMS: 0), "a cancelled write sent its packet") }
+        if !stalled { #expect(!readableNow(peer), "a cancelled write sent its packet") }
         loop.close()
         close(peer)
     }
@@ -133,10 +132,12 @@ struct SocketLoopTests {
         }
         #expect(released == nil, "something still holds the loop")
         try await within(.seconds(60), failure: { "the loop's thread did not end" }) { await exited.wait() }
-        #expect(readPacket(peer) == [7])
+        #expect(await readPacket(peer) == [7])
         // Waited for, not looked at once: a process another suite is starting may hold a copy of
         // our end for a moment (between its fork and its exec, where close-on-exec acts).
-        #expect(readable(peer, waitingMS: 60_000) && readPacket(peer) == [], "our end is closed: the peer reads EOF")
+        let closed = await readable(peer, within: 60_000)
+        #expect(closed, "our end is closed: the peer reads EOF")
+        if closed { #expect(await readPacket(peer) == [], "our end is closed: the peer reads EOF") }
         close(peer)
     }
 }

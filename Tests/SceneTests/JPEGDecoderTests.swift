@@ -58,8 +58,9 @@ struct JPEGDecoderTests {
 
     /// Truncations and bit flips of a real frame, then garbage: every one decodes to an image within
     /// the bounds or throws a JPEGError (a crash ends the test run), and the filter takes such an image.
+    /// Seconds of work: it yields between attempts, or it would hold one of the pool's two threads.
     @Test("never crashes: truncations, bit flips, garbage")
-    func fuzz() throws {
+    func fuzz() async throws {
         let original = try Fixture.sharp.bytes()
         let strict = try JPEGDecoder(), lenient = try JPEGDecoder(maxWidth: 320, maxHeight: 320, strict: false)
         var random = SplitMix64(seed: 2025)
@@ -84,6 +85,7 @@ struct JPEGDecoderTests {
         // Every cut through the headers, then cuts through the scan.
         for length in Array(0..<700) + Array(stride(from: 700, to: original.count, by: long ? 7 : 61)) {
             attempt(Array(original.prefix(length)))
+            await Task.yield()
         }
         for _ in 0..<(long ? 20_000 : 1_500) {
             var bytes = original
@@ -93,10 +95,12 @@ struct JPEGDecoderTests {
                 bytes[index] ^= 1 << UInt8(random.next(below: 8))
             }
             attempt(bytes)
+            await Task.yield()
         }
         for _ in 0..<(long ? 2_000 : 200) {
             let header = Array(original.prefix(random.next(below: 700)))
             attempt(header + (0..<random.next(below: 4_000)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+            await Task.yield()
         }
         #expect(outcomes.images > 0 && outcomes.errors > 0)
     }

@@ -8,11 +8,29 @@ import Foundation
 /// espeak-ng), and a suite that starts dozens together starves every other test of the CPU.
 public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     await ChildSlots.shared.take()
-    let result = await withCheckedContinuation { (done: CheckedContinuation<Result<T, any Error>, Never>) in
-        Thread.detachNewThread { done.resume(returning: Result { try body() }) }
-    }
+    let result = await waitingOffPool { Result { try body() } }
     await ChildSlots.shared.give()
     return try result.get()
+}
+
+/// Runs `body`, which waits without working (poll on a descriptor, a pipe's end), on a thread of
+/// its own and without a slot: a wait on the pool holds one of its two threads, and a wait for a
+/// task that needs the other one then lasts as long as the busiest test beside it.
+public func waitingOffPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { done in
+        Thread.detachNewThread { done.resume(returning: body()) }
+    }
+}
+
+/// Whether `fd` has something to read (or its end) within `milliseconds`, waited for off the pool.
+public func readable(_ fd: Int32, within milliseconds: Int32) async -> Bool {
+    await waitingOffPool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let n = poll(&entry, 1, milliseconds)
+            if n >= 0 || errno != EINTR { return n > 0 }
+        }
+    }
 }
 
 /// Places for busy children, taken in turn.
