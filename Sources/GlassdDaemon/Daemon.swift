@@ -131,7 +131,7 @@ public enum Daemon {
                 visionModel: config.visionModel, abilities: abilities,
                 device: { await supervisor.snapshot().paired?.description },
                 latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger, speech: speechOut,
-                turns: SQLiteTurnTimingStore(database: database))
+                turns: SignalledTurnRecords(store: SQLiteTurnTimingStore(database: database), signals: signals))
             return GlassesProduct(session: session, voice: voice, scene: scene, claim: claim)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)

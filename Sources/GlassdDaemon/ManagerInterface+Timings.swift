@@ -25,3 +25,13 @@ extension ManagerInterface {
         return [.array(element: "(sta{sv})", rows)]
     }
 }
+
+extension GlassdBus.Manager1.TurnStages {
+    /// From a timeline's stages (microseconds, never negative on the bus); a stage this glassd's
+    /// contract does not name is carried as it is.
+    init(_ stages: [String: Int64]) {
+        self.init()
+        try? self = Self(from: stages.mapValues { .uint64(UInt64(max(0, $0))) })
+    }
+}
+

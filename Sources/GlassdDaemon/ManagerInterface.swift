@@ -126,24 +126,30 @@ struct ManagerInterface {
     private func answerOf(_ call: MethodCall) async throws -> [DBusValue] {
         let id = call.arguments.first?.string ?? ""
         do {
+            let kind: String
+            var fields: TypedAnswerBus.Fields
             // Cut as it was spoken: what was said, as text (its typed form is the whole answer's).
             if try await archive.answerWasCut(queryID: id), let text = try await archive.answerText(queryID: id) {
-                var fields = TypedAnswerBus.fields(TypedAnswer.text(text), answeredBy: nil)
+                (kind, fields) = ("text", TypedAnswerBus.fields(TypedAnswer.text(text), answeredBy: nil))
                 fields.cut = true
-                return [.string("text"), fields.busValue]
-            }
-            if let typed = try await typedAnswers.load(queryID: id) {
-                return [.string(typed.answer.kind), TypedAnswerBus.dictionary(typed.answer, answeredBy: typed.answeredBy)]
-            }
-            if let text = try await archive.answerText(queryID: id) {
+            } else if let typed = try await typedAnswers.load(queryID: id) {
+                (kind, fields) = (typed.answer.kind, TypedAnswerBus.fields(typed.answer, answeredBy: typed.answeredBy))
+            } else if let text = try await archive.answerText(queryID: id) {
                 let answer = TypedAnswer.text(text)
-                return [.string(answer.kind), TypedAnswerBus.dictionary(answer, answeredBy: nil)]
+                (kind, fields) = (answer.kind, TypedAnswerBus.fields(answer, answeredBy: nil))
+            } else {
+                throw ErrorMapping.busError(ManagerRefusal.noAnswerKept(queryID: id))
             }
+            if let turn = try await turnTimingStore?.turn(queryID: id) {
+                fields.timings = GlassdBus.Manager1.TurnStages(turn.stages)
+            }
+            return [.string(kind), fields.busValue]
+        } catch let error as BusError {
+            throw error
         } catch {
             logger.error("cannot read the answer of \(id): \(error)")
             throw ErrorMapping.busError(StoreFailure.historyUnreadable)
         }
-        throw ErrorMapping.busError(ManagerRefusal.noAnswerKept(queryID: id))
     }
 
     /// The photo a question from the glasses was asked about, as a descriptor.

@@ -39,6 +39,11 @@ struct ManagerSignals: QueryEvents {
         post(GlassdBus.Signal.transcribed, Manager1.Transcribed(queryID: id, text: text).values)
     }
 
+    /// A turn's timeline, kept: its stages in microseconds from its start.
+    func turnTimed(_ id: String, _ stages: [String: Int64]) {
+        post(GlassdBus.Signal.turnTimed, Manager1.TurnTimed(queryID: id, stages: Manager1.TurnStages(stages)).values)
+    }
+
     /// Scene mode: frame `number` and what became of it (sent, dark, blurry, unchanged, busy, error).
     func sceneFrame(_ number: UInt32, _ verdict: String) {
         post(GlassdBus.Signal.sceneFrame, Manager1.SceneFrame(frame: number, verdict: verdict).values)

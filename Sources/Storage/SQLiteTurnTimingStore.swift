@@ -44,12 +44,22 @@ public struct SQLiteTurnTimingStore: Sendable {
         try await database.pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT query_id, at, stages FROM turn_timings ORDER BY at DESC, rowid DESC LIMIT ?", arguments: [max(0, limit)]
-            ).reversed().map { row in
-                let text: String = row["stages"]
-                let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-                let stages = object.compactMapValues { ($0 as? NSNumber)?.int64Value }
-                return Turn(queryID: row["query_id"], at: row["at"], stages: stages)
-            }
+            ).reversed().map(Self.turn)
         }
+    }
+
+    /// The turn of `queryID`, if its timeline is still kept.
+    public func turn(queryID: String) async throws -> Turn? {
+        try await database.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT query_id, at, stages FROM turn_timings WHERE query_id = ?", arguments: [queryID])
+                .map(Self.turn)
+        }
+    }
+
+    private static func turn(_ row: Row) -> Turn {
+        let text: String = row["stages"]
+        let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        let stages = object.compactMapValues { ($0 as? NSNumber)?.int64Value }
+        return Turn(queryID: row["query_id"], at: row["at"], stages: stages)
     }
 }

@@ -772,7 +772,7 @@ class FakeTEN:
 
     async def wait(self, body):
         what = body.get("for")
-        field = {"client": "clients", "audio_bytes": "audio_bytes",
+        field = {"client": "clients", "connected": "connected", "audio_bytes": "audio_bytes",
                  "audio_messages": "audio_messages", "pings": "pings", "stop": "stops"}.get(what)
         if field is None:
             return json_response(400, {"code": "1", "msg": f"unknown 'for': {what!r}", "data": None})

@@ -61,6 +61,9 @@ struct StorageTests {
         let all = try await again.recent(5_000)
         #expect(all.map(\.queryID) == ["t2", "t3", "t4", "t5", "t6"])
         #expect(try await again.recent(1).first?.stages == ["transcript": 6])
+        // One turn by its query id; one no longer kept is none.
+        #expect(try await again.turn(queryID: "t4") == .init(queryID: "t4", at: 104, stages: ["transcript": 4]))
+        #expect(try await again.turn(queryID: "a") == nil)
         #expect(SQLiteTurnTimingStore(database: try GlassdDatabase(directory: dir)).kept == 1000)
     }
 

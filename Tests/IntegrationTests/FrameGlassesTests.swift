@@ -143,18 +143,34 @@ struct FrameGlassesTests {
             // Ready for the next question.
             try await ble.world.setTranscript("and now")
             let again = try await questionSignals(bus)
+            let timed = try await bus.signals(SignalMatch(path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: GlassdBus.Signal.turnTimed))
             try await vf.call("Tap")
             let second = try await untilEnd(again)
             #expect(second.last?.member == GlassdBus.Signal.answered)
             try await vf.waitForDisplay(containing: "echo: and now")
+            // The turn's timeline, signalled as it is kept, and returned with its answer.
+            let secondID = try #require(second.last?.arguments.first?.string)
+            let signalled = try await within(.seconds(60), failure: { "no TurnTimed for \(secondID)" }) { () async throws -> [String: DBusValue] in
+                for await signal in timed where signal.arguments.first?.string == secondID {
+                    return (signal.arguments.last?.stringKeyed ?? [:]).compactMapValues { if case .variant(let v) = $0 { v } else { nil } }
+                }
+                throw TestFailure("signals ended")
+            }
+            #expect(["speech_end", "transcript", "first_word", "last_word"].allSatisfy { if case .uint64? = signalled[$0] { true } else { false } }, "\(signalled)")
+            let answer = try await bus.call(
+                GlassdBus.name, path: GlassdBus.managerPath, interface: GlassdBus.managerInterface, member: "AnswerOf", [.string(secondID)])
+            let fields = (answer.last?.stringKeyed ?? [:]).compactMapValues { if case .variant(let v) = $0 { v } else { nil } }
+            let kept = (fields["timings"]?.stringKeyed ?? [:]).compactMapValues { if case .variant(let v) = $0 { v } else { nil } }
+            #expect(kept == signalled, "AnswerOf's timings: \(kept)")
 
             // Each turn's timings, kept: glassctl history --timings and glassctl stats.
             let timings = try await ble.world.glassctl(["history", "--timings", "--json", "-n", "5"])
             #expect(timings.ok, "\(timings.stderr)")
             let turns = try JSONSerialization.jsonObject(with: Data(timings.stdout.utf8)) as? [[String: Any]] ?? []
             #expect(turns.count == 2, "\(timings.stdout)")
-            #expect(turns.last?["query_id"] as? String == second.last?.arguments.first?.string)
+            #expect(turns.last?["query_id"] as? String == secondID)
             let stages = turns.last?["stages_ms"] as? [String: Double] ?? [:]
+            #expect(Set(stages.keys) == Set(signalled.keys), "the stages TurnTimed carried: \(stages)")
             let order = ["speech_end", "audio_sent", "transcript", "first_token", "first_word", "last_word"].compactMap { stages[$0] }
             #expect(order.count == 6 && order == order.sorted(), "\(stages)")
             let stats = try await ble.world.glassctl(["stats", "--json"])

@@ -94,9 +94,10 @@ struct FakeTEN: Sendable {
         ]
         body.merge(options) { $1 }
         var reply = try await request("/_send", body) as? [String: Any]
-        if reply?["msg"] as? String == "no websocket client connected" {
-            // A session may report running before its socket is up (on a loaded machine, seconds before).
-            try await wait(for: "client")
+        // A session may report running before its socket is up (on a loaded machine, seconds
+        // before), or be between two sockets: wait until one is connected, a few times.
+        for _ in 0..<3 where reply?["msg"] as? String == "no websocket client connected" {
+            try await wait(for: "connected")
             reply = try await request("/_send", body) as? [String: Any]
         }
         guard reply?["code"] as? String == "0" else { throw TestFailure("fake TEN could not send: \(reply ?? [:])") }
