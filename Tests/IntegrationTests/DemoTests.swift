@@ -19,18 +19,22 @@ struct DemoTests {
             environment: [
                 "DEMO_INPUT": input, "GLASSD_BASE_URL": "", "GLASSD_API_KEY": "",
                 "GLASSD_BIN_DIR": Paths.bin, "GLASSD_RUN_DIR": runDirectory,
-                "GLASSD_BACKEND_VENV": EmbeddedBackend.venv, "DEMO_ROOT": Paths.root,
+                "GLASSD_BACKEND_VENV": EmbeddedBackend.venv, "GLASSD_CHAT_MODEL": "", "DEMO_ROOT": Paths.root,
             ])
         let screen = result.stdout
         #expect(result.ok, "exit \(result.status)\n\(screen.suffix(3000))\n\(result.stderr.suffix(2000))")
-        #expect(screen.contains("the EMBEDDED DEFAULT backend answers: SmolLM2-135M-Instruct"), "\(screen.prefix(3000))")
-        #expect(screen.contains("answers from the embedded SmolLM2-135M-Instruct"))
+        let model = EmbeddedBackend.defaultChatModel
+        #expect(screen.contains("the EMBEDDED DEFAULT backend answers: \(model)"), "\(screen.prefix(3000))")
+        #expect(screen.contains("answers from the embedded \(model)"))
         // Heard by Whisper tiny.en from espeak-ng's voice, not handed the typed text.
         let transcribed = screen.split(separator: "\n").first { $0.contains("Transcribed: ") }.map { $0.lowercased() } ?? ""
         #expect(transcribed.contains("capital") && transcribed.contains("france"), "\(transcribed)")
         #expect(screen.contains("whisper-tiny.en hears what espeak-ng says"))
         let answered = screen.split(separator: "\n").first { $0.contains("Answered: ") }
         #expect(answered.map { !$0.contains("echo:") } == true, "\(answered ?? "no Answered")")
+        // The default model knows it (SmolLM2-135M, the default before, once answered "I'm sorry for
+        // your loss"): Scripts/bench-chat-models had it right in every run.
+        #expect(answered.map { $0.lowercased().contains("paris") } == true, "\(answered ?? "no Answered")")
         #expect(screen.contains("QueryFailed: org.glassd.Error.NotConfigured: The embedded default model cannot see photos"))
         #expect(screen.contains("cannot see photos"))
         // Everything it started has stopped: nothing runs from its directory.

@@ -12,7 +12,7 @@ struct EmbeddedBackendTests {
     func answersFromTheEmbeddedServer() async throws {
         try await World.with { world in
             try await EmbeddedBackend.with(in: world.directory) { _, url, model in
-                #expect(model == "SmolLM2-135M-Instruct")
+                #expect(model == EmbeddedBackend.chatModel)
                 #expect(url.hasPrefix("http://127.0.0.1:"))
                 // A recording proxy in front of it shows what glassd sent.
                 try await withBackground(
@@ -105,7 +105,7 @@ struct EmbeddedBackendTests {
             let environment = [
                 "GLASSD_BASE_URL": "", "GLASSD_API_KEY": "", "GLASSD_MODEL": "",
                 "GLASSD_BIN_DIR": Paths.bin, "GLASSD_RUN_DIR": runDirectory,
-                "GLASSD_BACKEND_VENV": EmbeddedBackend.venv,
+                "GLASSD_BACKEND_VENV": EmbeddedBackend.venv, "GLASSD_CHAT_MODEL": "",
                 "GLASSD_TRANSCRIPTION_URL": world.serverURL,
                 "DBUS_SESSION_BUS_ADDRESS": world.busAddress,
             ]
@@ -129,12 +129,12 @@ struct EmbeddedBackendTests {
                     let backend = try await world.busctl(
                         ["get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface, "Backend"]
                     ).stdout
-                    #expect(backend.contains("SmolLM2-135M-Instruct"), "\(backend)")
+                    #expect(backend.contains(EmbeddedBackend.defaultChatModel), "\(backend)")
                     let port = try #require(
                         backend.split(separator: " ").compactMap { EmbeddedBackend.port(of: String($0).replacingOccurrences(of: "\"", with: "")) }.first,
                         "\(backend)")
                     #expect(runLog().contains("EMBEDDED DEFAULT"))
-                    #expect(runLog().contains("often wrong"))
+                    #expect(runLog().contains("it can be wrong"))
                     #expect(runLog().contains("ready on org.glassd with the embedded default backend"))
                     let config = (try? String(contentsOfFile: runDirectory + "/glassd.conf", encoding: .utf8)) ?? ""
                     #expect(config.contains("[transcription]\nbase_url = \"\(world.serverURL)\""), "\(config)")

@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 
-/// The embedded default chat backend (Scripts/backend: SmolLM2-135M-Instruct on llama-cpp-python),
-/// set up by Scripts/test (`Scripts/backend --setup-only`) in the venv it uses.
+/// The embedded default chat backend (Scripts/backend: a chat model on llama-cpp-python), set up by
+/// Scripts/test (`Scripts/backend --setup-only`) in the venv it uses.
 enum EmbeddedBackend {
+    /// The chat model these tests ask: the small one. They test glassd's side (streaming, History,
+    /// the servers' lifecycle), not what a model knows, and the default (Qwen2.5-Coder-1.5B)
+    /// streams about 4 tokens a second on two busy cores to the small one's 30-40. Scripts/run's
+    /// lifecycle test and Scripts/demo's test run the default.
+    static let chatModel = "SmolLM2-135M-Instruct"
+
+    /// The default chat model, as Scripts/backend serves it with no --chat-model.
+    static let defaultChatModel = "Qwen2.5-Coder-1.5B-Instruct"
+
     static var venv: String {
         ProcessInfo.processInfo.environment["GLASSD_BACKEND_VENV"] ?? Paths.root + "/.glassd-run/backend"
     }
@@ -44,7 +53,7 @@ enum EmbeddedBackend {
         in directory: String, _ body: (Background, Servers) async throws -> R
     ) async throws -> R {
         try await withBackground(
-            "/usr/bin/env", ["python3", script, "--log", directory + "/backend.log"],
+            "/usr/bin/env", ["python3", script, "--log", directory + "/backend.log", "--chat-model", chatModel],
             environment: ["GLASSD_BACKEND_VENV": venv], log: directory + "/backend-launcher.log", firstLine: true
         ) { process, line in
             var servers = Servers()
