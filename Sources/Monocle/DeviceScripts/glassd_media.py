@@ -44,18 +44,23 @@ def elapsed_s():
 
 
 def pump():
-    """Sends what the microphone has. False once every expected sample went out (or it stalled:
-    no samples for 2 s past the end of the recording)."""
+    """Sends what the microphone has, up to two messages (what the notification queue holds: a
+    slow step, a redraw, is caught up on at 16 kB/s). False once every expected sample went out
+    (or it stalled: no samples for 2 s past the end of the recording)."""
     want = link.room()
-    buf = b''
-    while len(buf) < want and _rec[1] + len(buf) < _rec[0]:
-        s = microphone.read(min(127, want - len(buf), _rec[0] - _rec[1] - len(buf)))
-        if s is None:
+    for _ in range(2):
+        buf = b''
+        while len(buf) < want and _rec[1] + len(buf) < _rec[0]:
+            s = microphone.read(min(127, want - len(buf), _rec[0] - _rec[1] - len(buf)))
+            if s is None:
+                break
+            buf += s
+        if not buf:
             break
-        buf += s
-    if buf:
         link.send(_rec[3], buf)
         _rec[1] += len(buf)
+        if len(buf) < want:
+            break               # the microphone has no more yet
     if _rec[1] >= _rec[0]:
         return False
     late = time.ticks_diff(time.ticks_ms(), _rec[2]) - _rec[0] * 1000 // _rec[4]
