@@ -263,7 +263,9 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
                 capturing.withLock { $0 = true }
                 do {
                     uplink = try AudioUplink(
-                        input: PCMInput(sampleRate: audio.sampleRate, bits: audio.bits, lc3Frame: audio.lc3Frame), voice: voice)
+                        input: PCMInput(
+                            sampleRate: audio.sampleRate, bits: audio.bits, lc3Frame: audio.lc3Frame, muLaw: audio.isMuLaw),
+                        voice: voice)
                 } catch {
                     logger.notice("the glasses' audio (\(audio)) cannot be sent to the agent: \(error)")
                     uplink = nil

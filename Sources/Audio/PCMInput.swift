@@ -1,28 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-/// What the glasses' microphone sends: mono, signed, 8 or 16 kHz, 8-bit (the Monocle's, each byte
-/// a sample's high byte) or 16-bit little-endian (Frame's), or LC3 frames as a byte stream (Halo's).
+/// What the glasses' microphone sends: mono, signed, 8 or 16 kHz, 8-bit (each byte a sample's high
+/// byte, or a G.711 µ-law code) or 16-bit little-endian, or LC3 frames as a byte stream (Halo's).
 public struct PCMInput: Sendable, Equatable, CustomStringConvertible {
     public var sampleRate: Int
     public var bits: Int
+    /// 8-bit samples are µ-law codes rather than linear.
+    public var muLaw: Bool
     /// LC3's frames, when the samples come coded.
     public var lc3: LC3Format?
 
-    public init(sampleRate: Int, bits: Int) {
+    public init(sampleRate: Int, bits: Int, muLaw: Bool = false) {
         self.sampleRate = sampleRate
         self.bits = bits
+        self.muLaw = muLaw
     }
 
     public init(lc3: LC3Format) {
         sampleRate = lc3.sampleRate
         bits = 16
+        muLaw = false
         self.lc3 = lc3
     }
 
-    /// As the glasses describe it: `lc3Frame` for LC3 frames of that many bytes and microseconds.
-    public init(sampleRate: Int, bits: Int, lc3Frame: (bytes: Int, micros: Int)?) throws(AudioError) {
+    /// As the glasses describe it: `lc3Frame` for LC3 frames of that many bytes and microseconds,
+    /// `muLaw` for 8-bit µ-law codes.
+    public init(sampleRate: Int, bits: Int, lc3Frame: (bytes: Int, micros: Int)?, muLaw: Bool = false) throws(AudioError) {
         guard let frame = lc3Frame else {
-            self.init(sampleRate: sampleRate, bits: bits)
+            self.init(sampleRate: sampleRate, bits: bits, muLaw: muLaw)
             return
         }
         guard let duration = LC3Format.FrameDuration(rawValue: frame.micros) else {
@@ -36,10 +41,12 @@ public struct PCMInput: Sendable, Equatable, CustomStringConvertible {
     }
 
     var supported: Bool {
-        lc3 != nil || ((sampleRate == 8_000 || sampleRate == 16_000) && (bits == 8 || bits == 16))
+        lc3 != nil || ((sampleRate == 8_000 || sampleRate == 16_000) && (bits == 8 || (bits == 16 && !muLaw)))
     }
 
-    public var description: String { lc3.map { "LC3 \($0)" } ?? "\(sampleRate) Hz \(bits)-bit" }
+    public var description: String {
+        lc3.map { "LC3 \($0)" } ?? "\(sampleRate) Hz \(bits)-bit\(muLaw ? " µ-law" : "")"
+    }
 
     /// The rate of the samples it gives: LC3 is decoded straight to 16 kHz.
     var samplesRate: Int { lc3 == nil ? sampleRate : 16_000 }
@@ -53,7 +60,7 @@ final class MicrophoneSamples {
 
     init(_ input: PCMInput) throws(AudioError) {
         guard input.supported else { throw .unsupportedInput(input.description) }
-        widener = PCMWidener(bits: input.bits)
+        widener = PCMWidener(bits: input.bits, muLaw: input.muLaw)
         if let lc3 = input.lc3 {
             do {
                 decoder = try LC3Decoder(format: lc3, pcmRate: input.samplesRate)
@@ -74,12 +81,16 @@ final class MicrophoneSamples {
 /// until its second byte comes.
 struct PCMWidener {
     let bits: Int
+    let muLaw: Bool
     private var carry: UInt8?
 
-    init(bits: Int) { self.bits = bits }
+    init(bits: Int, muLaw: Bool = false) {
+        self.bits = bits
+        self.muLaw = muLaw
+    }
 
     mutating func widen(_ bytes: ArraySlice<UInt8>) -> [Int16] {
-        guard bits == 16 else { return PCM8.widen(bytes) }
+        guard bits == 16 else { return muLaw ? MuLaw.expand(bytes) : PCM8.widen(bytes) }
         var out: [Int16] = []
         out.reserveCapacity((bytes.count + 1) / 2)
         var low = carry

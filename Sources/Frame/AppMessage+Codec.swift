@@ -267,13 +267,15 @@ extension AppMessage {
 }
 
 extension AudioFormat {
-    /// As audioStart (and speaking) carry it: PCM `[kHz, bits]` (8 or 16 each), or LC3 `[kHz, 0,
-    /// frame bytes (20 or more), frame duration / 100 µs (75 or 100)]`.
+    /// As audioStart (and speaking) carry it: PCM `[kHz, bits]` (8 or 16 each), 8-bit µ-law
+    /// `[kHz, 8, 1]` (a third byte the two-byte form lacks, so older apps still read as before), or
+    /// LC3 `[kHz, 0, frame bytes (20 or more), frame duration / 100 µs (75 or 100)]`.
     var encoded: [UInt8] {
-        switch codec {
-        case .pcm: [UInt8(clamping: sampleRate / 1000), UInt8(clamping: bits)]
-        case .lc3(let frameBytes, let frameMicros):
-            [UInt8(clamping: sampleRate / 1000), 0, UInt8(clamping: frameBytes), UInt8(clamping: frameMicros / 100)]
+        let khz = UInt8(clamping: sampleRate / 1000)
+        return switch codec {
+        case .pcm: [khz, UInt8(clamping: bits)]
+        case .muLaw: [khz, 8, 1]
+        case .lc3(let frameBytes, let frameMicros): [khz, 0, UInt8(clamping: frameBytes), UInt8(clamping: frameMicros / 100)]
         }
     }
 
@@ -282,11 +284,12 @@ extension AudioFormat {
         let p = Array(p)
         guard p.count >= 2, p[0] == 8 || p[0] == 16 else { return nil }
         let rate = Int(p[0]) * 1000
-        if p.count == 2, p[1] == 8 || p[1] == 16 {
-            self.init(sampleRate: rate, bits: Int(p[1]))
-            return
+        switch p.count {
+        case 2 where p[1] == 8 || p[1] == 16: self.init(sampleRate: rate, bits: Int(p[1]))
+        case 3 where p[1] == 8 && p[2] == 1: self.init(sampleRate: rate, bits: 8, codec: .muLaw)
+        case 4 where p[1] == 0 && p[2] >= 20 && (p[3] == 75 || p[3] == 100):
+            self.init(sampleRate: rate, bits: 16, codec: .lc3(frameBytes: Int(p[2]), frameMicros: Int(p[3]) * 100))
+        default: return nil
         }
-        guard p.count == 4, p[1] == 0, p[2] >= 20, p[3] == 75 || p[3] == 100 else { return nil }
-        self.init(sampleRate: rate, bits: 16, codec: .lc3(frameBytes: Int(p[2]), frameMicros: Int(p[3]) * 100))
     }
 }

@@ -53,7 +53,8 @@ public enum AppMessage: Sendable, Equatable {
     /// 0x81: the app runs and waits for a tap; the payload is its version.
     case ready(String)
     /// 0x82: a recording starts: PCM `[kHz, bits]`, 8 or 16 each (8-bit samples are signed,
-    /// 16-bit ones signed little-endian), or LC3 `[kHz, 0, frame bytes, frame duration / 100 µs]`.
+    /// 16-bit ones signed little-endian), 8-bit µ-law `[kHz, 8, 1]`, or LC3 `[kHz, 0, frame bytes,
+    /// frame duration / 100 µs]`.
     case audioStart(AudioFormat)
     /// 0x83: samples.
     case audioData([UInt8])

@@ -5,12 +5,14 @@ public struct AudioFormat: Sendable, Equatable, CustomStringConvertible {
     /// How the samples are sent: as they are, or coded.
     public enum Codec: Sendable, Equatable {
         case pcm
+        /// 8-bit G.711 µ-law codes, one per sample.
+        case muLaw
         /// LC3 frames of `frameBytes` every `frameMicros`, as a byte stream (split anywhere).
         case lc3(frameBytes: Int, frameMicros: Int)
     }
 
     public var sampleRate: Int
-    /// PCM's sample width; 16 for LC3 (what it decodes to).
+    /// PCM's sample width; 8 for µ-law; 16 for LC3 (what it decodes to).
     public var bits: Int
     public var codec: Codec
 
@@ -20,6 +22,8 @@ public struct AudioFormat: Sendable, Equatable, CustomStringConvertible {
         self.codec = codec
     }
 
+    public var isMuLaw: Bool { codec == .muLaw }
+
     /// LC3's frame size and duration, nil for PCM.
     public var lc3Frame: (bytes: Int, micros: Int)? {
         if case .lc3(let bytes, let micros) = codec { (bytes, micros) } else { nil }
@@ -28,6 +32,7 @@ public struct AudioFormat: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch codec {
         case .pcm: "\(sampleRate) Hz \(bits)-bit"
+        case .muLaw: "\(sampleRate) Hz \(bits)-bit µ-law"
         case .lc3(let frameBytes, let frameMicros): "LC3 \(sampleRate) Hz, \(frameBytes)-byte frames of \(frameMicros) µs"
         }
     }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
 
 /// One message on the Monocle's data channel: a 4-byte ASCII command, then the payload; one BLE
 /// write or notification each. The Noa protocol's commands (monocle-protocol.md §7), and the
@@ -6,14 +7,15 @@
 public enum DataMessage: Sendable, Equatable {
     /// rdy: the scripts wait for a tap (sent after every start).
     case ready
-    /// ast: a voice query starts.
-    case audioStart
-    /// dat: signed 8-bit, 8 kHz mono samples.
+    /// ast: a voice query starts, recorded in this format: glassd's scripts name it (`16,8`),
+    /// Noa's send nothing, which is 8 kHz 8-bit (AudioFormat.monocle).
+    case audioStart(AudioFormat)
+    /// dat: the recording's samples, mono, as ast: (or ist:) said.
     case audioData([UInt8])
     /// aen: the recording ended.
     case audioEnd
-    /// ist: a photo starts (touch held).
-    case imageStart
+    /// ist: a photo starts (touch held); the question after it is recorded in this format (as ast:).
+    case imageStart(AudioFormat)
     /// idt: JPEG bytes.
     case imageData([UInt8])
     /// ien: the photo ended; the spoken question follows (dat:, aen:).
@@ -107,7 +109,8 @@ public enum DataMessage: Sendable, Equatable {
                 Array(s.utf8)
             case .battery(let level): Array(String(level).utf8)
             case .ack(let count): Array(String(count).utf8)
-            case .ready, .audioStart, .audioEnd, .imageStart, .imageEnd, .imageAck, .stopRecording, .cancelled, .answerEnd,
+            case .audioStart(let format), .imageStart(let format): Array(format.monocleText.utf8)
+            case .ready, .audioEnd, .imageEnd, .imageAck, .stopRecording, .cancelled, .answerEnd,
                 .capture, .sceneStart, .sceneEnd, .pagesShow:
                 []
             }
@@ -150,10 +153,13 @@ public enum DataMessage: Sendable, Equatable {
         }
         switch command {
         case "rdy:": return .ready
-        case "ast:": return .audioStart
+        case "ast:", "ist:":
+            guard let text = String(validating: payload, as: UTF8.self), let format = AudioFormat(monocleText: text) else {
+                throw .badPayload(command: command)
+            }
+            return command == "ast:" ? .audioStart(format) : .imageStart(format)
         case "dat:": return .audioData(payload)
         case "aen:": return .audioEnd
-        case "ist:": return .imageStart
         case "idt:": return .imageData(payload)
         case "ien:": return .imageEnd
         case "pin:": return .ping(try text())

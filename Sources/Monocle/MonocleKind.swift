@@ -53,7 +53,7 @@ extension GlassesKindName {
 }
 
 extension AudioFormat {
-    /// The Monocle's microphone as its scripts send it: 8 kHz, 8-bit.
+    /// The Monocle's microphone as Noa records it, and as glassd's scripts listen for the wake phrase: 8 kHz, 8-bit.
     public static let monocle = AudioFormat(sampleRate: 8_000, bits: 8)
 }
 

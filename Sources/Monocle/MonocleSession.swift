@@ -249,10 +249,10 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
         case .sceneStart:
             if book.status.state == .ready { book.set(.busy, for: generation) }
             sceneFrame.start()
-        case .audioStart, .imageStart:
+        case .audioStart(let format), .imageStart(let format):
             sceneFrame.abandon()  // a question takes over
             book.questionStarted()
-            book.publish(.questionStart(photo: message == .imageStart, audio: .monocle))
+            book.publish(.questionStart(photo: message == .imageStart(format), audio: format))
         case .imageData(let bytes) where sceneFrame.collecting:
             sceneFrame.append(bytes)
         case .sceneEnd:

@@ -470,6 +470,6 @@ final class HeardQuestion: Sendable {
 extension PCMInput {
     /// As the glasses describe their recording.
     init(_ format: AudioFormat) throws(AudioError) {
-        try self.init(sampleRate: format.sampleRate, bits: format.bits, lc3Frame: format.lc3Frame)
+        try self.init(sampleRate: format.sampleRate, bits: format.bits, lc3Frame: format.lc3Frame, muLaw: format.isMuLaw)
     }
 }

@@ -9,7 +9,7 @@ struct AppMessageTests {
         .display("Paris"), .display(""), .response("is the capital — ¿sí? 日本 😀"), .error("No network"), .answerEnd,
         .alert("Car ahead"), .alert(""), .stopRecording, .capture(PhotoSettings(quality: 4, resolution: 720)),
         .photoSettings(PhotoSettings(quality: 0, resolution: 256)), .ready("3f2a"), .audioStart(AudioFormat(sampleRate: 8000, bits: 16)),
-        .audioStart(AudioFormat(sampleRate: 16000, bits: 8)),
+        .audioStart(AudioFormat(sampleRate: 16000, bits: 8)), .audioStart(AudioFormat(sampleRate: 16000, bits: 8, codec: .muLaw)),
         .audioStart(AudioFormat(sampleRate: 16000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000))), .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .photoStart,
         .photoData([0xFF, 0xD8, 0xFF]), .photoEnd, .sceneStart, .sceneEnd, .cancelled, .battery(0), .battery(100), .tap,
         .listen(true), .listen(false), .wake("Heard \"hey glasses\""), .listening([0x00, 0x80, 0x7F]),
@@ -55,6 +55,9 @@ struct AppMessageTests {
         #expect(try AppMessage.decode([0x01, 0x81] + Array("abc".utf8)) == .ready("abc"))
         #expect(try AppMessage.decode([0x01, 0x82, 8, 16]) == .audioStart(AudioFormat(sampleRate: 8000, bits: 16)))
         #expect(try AppMessage.decode([0x01, 0x82, 16, 8]) == .audioStart(AudioFormat(sampleRate: 16000, bits: 8)))
+        // µ-law: a third byte, 1, after [kHz, 8].
+        #expect(try AppMessage.decode([0x01, 0x82, 16, 8, 1]) == .audioStart(AudioFormat(sampleRate: 16000, bits: 8, codec: .muLaw)))
+        #expect(AppMessage.audioStart(AudioFormat(sampleRate: 8000, bits: 8, codec: .muLaw)).encoded == [0x01, 0x82, 8, 8, 1])
         #expect(
             try AppMessage.decode([0x01, 0x82, 16, 0, 40, 100])
                 == .audioStart(AudioFormat(sampleRate: 16000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000))))
@@ -116,6 +119,8 @@ struct AppMessageTests {
             ([0x01, 0x8A, 0x00], .badPayload("cancelled")),
             ([0x01, 0x82, 8], .badPayload("audioStart")),
             ([0x01, 0x82, 8, 16, 0], .badPayload("audioStart")),
+            ([0x01, 0x82, 16, 16, 1], .badPayload("audioStart")),  // µ-law is 8-bit
+            ([0x01, 0x82, 16, 8, 2], .badPayload("audioStart")),
             ([0x01, 0x82, 16, 0, 40], .badPayload("audioStart")),
             ([0x01, 0x82, 16, 0, 19, 100], .badPayload("audioStart")),
             ([0x01, 0x82, 16, 0, 40, 90], .badPayload("audioStart")),

@@ -124,7 +124,32 @@ struct FrameGlassesTests {
 
 
 
-    @Test("tap and speak: Frame's 16-bit audio is heard, the recording stops at the end of speech, the answer streams onto the display")
+    @Test("a question is recorded at 16 kHz 8-bit: the app says so (AUDIO_START [16, 8]) and what the microphone hears above 4 kHz reaches the speech server")
+    func sixteenKilohertz() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                // espeak-ng at 22 kHz: its s and f sounds reach past 4 kHz, which 8 kHz cannot hold.
+                let spoken = try await SpeechFixture.spoken(
+                    "is it safe to cross the street here", in: ble.world.directory, as: "sixteen")
+                try await vf.call("FeedAudio", [.string(spoken)])
+                try await ble.world.setTranscript("is it safe to cross the street here")
+                let signals = try await questionSignals(bus)
+                try await vf.call("Tap")
+                #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
+                let audio = try #require(
+                    try await ble.world.serverRequests().last { ($0["path"] as? String)?.hasSuffix("/audio/transcriptions") == true })
+                let high = try #require(audio["wav_high_band"] as? Double)
+                #expect(high > 0.003, "\(audio)")  // measured: 2.4 % at 16 kHz, 0.014 % at 8 kHz
+                let seconds = try #require(audio["duration_s"] as? Double)
+                #expect(seconds > 1.5 && seconds < 5, "\(audio)")
+                let sent = try String(contentsOfFile: ble.world.directory + "/frame\(frame).jsonl", encoding: .utf8)
+                #expect(sent.contains("\"tx\": \"01821008\""), "no AUDIO_START [16, 8] among what the Frame sent")
+            }
+        }
+    }
+
+    @Test("tap and speak: Frame's audio is heard, the recording stops at the end of speech, the answer streams onto the display")
     func tapSpeakAnswer() async throws {
         try await withFrameReady { ble, bus, vf in
             try await ble.world.setTranscript("what is the tallest mountain")

@@ -6,7 +6,9 @@ import Testing
 @Suite("Data channel codec", .timeLimit(.minutes(5)))
 struct DataMessageTests {
     static let all: [DataMessage] = [
-        .ready, .audioStart, .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .imageStart, .imageData([0xFF, 0xD8, 0xFF]),
+        .ready, .audioStart(.monocle), .audioStart(AudioFormat(sampleRate: 16_000, bits: 8)),
+        .audioStart(AudioFormat(sampleRate: 16_000, bits: 16)), .audioStart(AudioFormat(sampleRate: 16_000, bits: 8, codec: .muLaw)),
+        .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .imageStart(AudioFormat(sampleRate: 16_000, bits: 8)), .imageData([0xFF, 0xD8, 0xFF]),
         .imageEnd, .ping("6F9619FF-8B86-D011-B42D-00C04FC964FF"), .pong("hello"), .response("Paris is the capital."),
         .error("No network"), .imageAck, .display("Hello"), .stopRecording, .cancelled, .answerEnd, .battery(87), .ack(999_999), .ack(0),
         .listen(true), .listen(false), .listening([0x00, 0x80, 0x7F]), .wake("Heard \"hey glasses\""),
@@ -23,6 +25,9 @@ struct DataMessageTests {
     @Test("byte fixtures as the Noa scripts send them")
     func fixtures() throws {
         #expect(try DataMessage.decode(Array("rdy:".utf8)) == .ready)
+        // Noa's (and older scripts') ast:/ist: say nothing: 8 kHz 8-bit.
+        #expect(try DataMessage.decode(Array("ast:".utf8)) == .audioStart(.monocle))
+        #expect(try DataMessage.decode(Array("ist:".utf8)) == .imageStart(.monocle))
         #expect(try DataMessage.decode(Array("dat:".utf8) + [0x01, 0xFE]) == .audioData([0x01, 0xFE]))
         #expect(try DataMessage.decode(Array("pon:abc".utf8)) == .pong("abc"))
         #expect(DataMessage.response("hi").encoded == Array("res:hi".utf8))
@@ -31,6 +36,23 @@ struct DataMessageTests {
         #expect(DataMessage.listen(false).encoded == Array("lsn:0".utf8))
         #expect(try DataMessage.decode(Array("lis:".utf8) + [0x05, 0xFB]) == .listening([0x05, 0xFB]))
         #expect(DataMessage.wake("Hi").encoded == Array("wak:Hi".utf8))
+    }
+
+    @Test("ast: and ist: carry the recording's format as glassd's scripts name it")
+    func recordingFormat() throws {
+        let pcm16k8 = AudioFormat(sampleRate: 16_000, bits: 8)
+        #expect(try DataMessage.decode(Array("ast:16,8".utf8)) == .audioStart(pcm16k8))
+        #expect(try DataMessage.decode(Array("ist:16,8".utf8)) == .imageStart(pcm16k8))
+        #expect(try DataMessage.decode(Array("ast:8,16".utf8)) == .audioStart(AudioFormat(sampleRate: 8_000, bits: 16)))
+        #expect(
+            try DataMessage.decode(Array("ast:16,8,mulaw".utf8)) == .audioStart(AudioFormat(sampleRate: 16_000, bits: 8, codec: .muLaw)))
+        #expect(DataMessage.audioStart(pcm16k8).encoded == Array("ast:16,8".utf8))
+        #expect(DataMessage.imageStart(.monocle).encoded == Array("ist:8,8".utf8))
+        for bad in ["16", "16,", ",8", "12,8", "16,24", "16,16,mulaw", "16,8,alaw", "16,8,mulaw,", "sixteen,8", "16,8 "] {
+            #expect(throws: DataMessage.DecodeError.badPayload(command: "ast:"), "\(bad)") { try DataMessage.decode(Array("ast:\(bad)".utf8)) }
+            #expect(throws: DataMessage.DecodeError.badPayload(command: "ist:"), "\(bad)") { try DataMessage.decode(Array("ist:\(bad)".utf8)) }
+        }
+        #expect(throws: DataMessage.DecodeError.badPayload(command: "ast:")) { try DataMessage.decode(Array("ast:".utf8) + [0xC3]) }
     }
 
     @Test("malformed frames are typed errors")

@@ -98,8 +98,10 @@ struct MonocleSessionTests {
         }
         #expect(await session.current.state == .ready)
 
-        // A tap's question: busy while capturing, the audio handed on, ready after the answer.
-        device.data.incoming.push(DataMessage.audioStart.encoded)
+        // A tap's question: busy while capturing, the audio handed on in the format ast: names
+        // (glassd's scripts record at 16 kHz), ready after the answer.
+        let recorded = AudioFormat(sampleRate: 16_000, bits: 8)
+        device.data.incoming.push(Array("ast:16,8".utf8))
         device.data.incoming.push(DataMessage.audioData([1, 2, 3]).encoded)
         device.data.incoming.push(DataMessage.audioEnd.encoded)
         var handedOn: [GlassesEvent] = []
@@ -107,7 +109,7 @@ struct MonocleSessionTests {
             if case .glasses(let glasses) = event { handedOn.append(glasses) }
             if handedOn.count == 3 { break }
         }
-        #expect(handedOn == [.questionStart(photo: false, audio: .monocle), .audio([1, 2, 3]), .audioEnd])
+        #expect(handedOn == [.questionStart(photo: false, audio: recorded), .audio([1, 2, 3]), .audioEnd])
         #expect(await session.current.state == .busy)
         try await session.show("An answer, in two parts", error: false)
         await session.answerFinished()

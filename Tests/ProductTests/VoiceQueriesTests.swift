@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Audio
+import Glasses
 @testable import Product
 import Testing
 
@@ -10,5 +12,13 @@ struct VoiceQueriesTests {
     ])
     func heardNothing(text: String, nothing: Bool) {
         #expect(VoiceQueries<ContinuousClock>.heardNothing(text) == nothing)
+    }
+
+    @Test("the glasses' recording format is the recorder's input: µ-law stays µ-law, PCM linear, LC3 its frames")
+    func recordingInput() throws {
+        #expect(try PCMInput(AudioFormat(sampleRate: 16_000, bits: 8, codec: .muLaw)) == PCMInput(sampleRate: 16_000, bits: 8, muLaw: true))
+        #expect(try PCMInput(AudioFormat(sampleRate: 16_000, bits: 8)) == PCMInput(sampleRate: 16_000, bits: 8))
+        let lc3 = try PCMInput(AudioFormat(sampleRate: 16_000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000)))
+        #expect(lc3.lc3?.frameBytes == 40 && !lc3.muLaw)
     }
 }

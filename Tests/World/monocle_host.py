@@ -193,7 +193,8 @@ async def demo(c, args):
                                for i in range(16000 * 3)))
     await vmcall("FeedAudio", "s", [wav])
     await vmcall("Tap")
-    await expect_data(b"ast:")
+    start = await expect_data(b"ast:")
+    assert start == b"ast:16,8", f"the recording's format: {start!r}"
     await expect_display(lambda t: "Listening" in t, "recording indicator")
     samples = bytearray()
     await asyncio.sleep(1.5)
@@ -204,7 +205,7 @@ async def demo(c, args):
             samples += msg[4:]
         elif msg.startswith(b"aen:"):
             break
-    print(f"ok - {len(samples)} samples (8 kHz, 8-bit) streamed, stp: stopped it, aen: received")
+    print(f"ok - {len(samples)} samples (16 kHz, 8-bit, as ast: said) streamed, stp: stopped it, aen: received")
     await expect_display(lambda t: "Waiting" in t, "waiting prompt")
 
     # The answer, with at most 4 messages in flight (ack:).
@@ -243,7 +244,8 @@ async def demo(c, args):
     await c.write(DATA_RX, b"ick:")
     await expect_display(lambda t: "Tap to speak" in t, "ick: back to waiting for a tap")
     await vmcall("Tap")
-    await expect_data(b"ast:")
+    start = await expect_data(b"ast:")
+    assert start == b"ast:16,8", f"the recording's format: {start!r}"
     await vmcall("Tap")
     await expect_data(b"aen:")
     await vmcall("Tap")

@@ -268,7 +268,7 @@ end
 local function pump_audio(limit) return pump(M.AUDIO_DATA, limit) end
 
 -- Listening for the wake phrase (the host asked, 0x1A): while idle (or showing pages), the microphone
--- as HW.LISTEN_MIC says (8 kHz 8-bit: half the radio time of a question's 16-bit), streamed as LISTENING.
+-- as HW.LISTEN_MIC says (8 kHz 8-bit: half the radio time of a question's 16 kHz), streamed as LISTENING.
 local function listen_stop()
   if S.hearing then pcall(frame.microphone.stop) end
   S.hearing = false

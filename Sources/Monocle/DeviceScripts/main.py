@@ -60,7 +60,10 @@ def _start_recording(photo):
     S['state'] = PHOTO_Q if photo else REC
     ui.clear()
     media.record(RECORD_S)
-    link.send(b'ien:' if photo else b'ast:')
+    if photo:
+        link.send(b'ien:')
+    else:
+        link.send(b'ast:', media.FORMAT)
     S['shown'] = -1
     _show_recording()
 
@@ -88,7 +91,7 @@ def _stop_recording():
 
 def _photo():
     _prompt('Taking a photo')
-    media.photo()
+    media.photo(b'ist:', media.FORMAT)
     _start_recording(True)
 
 
