@@ -11,7 +11,7 @@ import TestSupport
 /// The end of a spoken turn: at a short pause the words so far are transcribed; a finished
 /// sentence ends the turn there, anything else waits for the long silence, speech after the
 /// pause drops them, and a failed eager request leaves the question to the usual one.
-@Suite("End of turn", .timeLimit(.minutes(2)))
+@Suite("End of turn", .timeLimit(.minutes(1)))
 struct EndOfTurnTests {
     /// Speech with no pause in it as long as the eager one (checked by `noPauseInside`): a
     /// piece of the Monocle recording, 8 kHz signed 8-bit.

@@ -63,9 +63,9 @@ final class GatedSpeechServer: HTTPTransport {
         changed.pulse()
     }
 
-    /// Waits until `done` holds of the state.
+    /// Waits until `done` holds of the state, or the test is cancelled (its time limit).
     func wait(until done: (State) -> Bool) async {
-        while true {
+        while !Task.isCancelled {
             let ticket = changed.ticket()
             if state.withLock({ done($0) }) { return }
             await changed.wait(after: ticket)
@@ -91,9 +91,9 @@ final class CapturedLog: Sendable {
         return logger
     }
 
-    /// Waits until `count` messages starting with `prefix` were logged.
+    /// Waits until `count` messages starting with `prefix` were logged, or the test is cancelled.
     func wait(for prefix: String, count: Int = 1) async {
-        while true {
+        while !Task.isCancelled {
             let ticket = changed.ticket()
             if messages.withLock({ $0.filter { $0.hasPrefix(prefix) }.count }) >= count { return }
             await changed.wait(after: ticket)
