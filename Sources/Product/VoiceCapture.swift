@@ -41,6 +41,9 @@ final class VoiceCapture<C: Clock> where C.Duration == Duration {
         eager = nil
     }
 
+    /// A hold's question: a photo goes with it.
+    var withPhoto: Bool { photo != nil }
+
     func appendPhoto(_ bytes: [UInt8]) {
         photo?.append(bytes)
     }

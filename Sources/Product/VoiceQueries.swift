@@ -135,9 +135,12 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                 let id = capture.id
                 group.addTask { await stopRecording(id) }
             }
-            /// The words before the pause, sent for transcription while the glasses still record.
+            /// The words before the pause, sent for transcription while the glasses still record;
+            /// not for a question that will fail before its transcription (one with a photo, or in
+            /// scene mode, for a backend that cannot see), nor for a translation.
             func startEager(_ capture: VoiceCapture<C>) {
                 guard let transcriber, abilities.hears, mode.mode != .translator, !capture.stopSent else { return }
+                guard abilities.sees || !(capture.withPhoto || mode.mode == .scene) else { return }
                 let utterance = capture.recorder.snapshot()
                 guard utterance.hasSpeech else { return }
                 capture.dropEager()

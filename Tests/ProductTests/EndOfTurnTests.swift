@@ -35,7 +35,7 @@ struct EndOfTurnTests {
         let feed: AsyncStream<VoiceQueries<ManualClock>.Input>.Continuation
         let inputs: AsyncStream<VoiceQueries<ManualClock>.Input>
 
-        init(replies: [GatedSpeechServer.Reply], mode: Mode = .assistant) {
+        init(replies: [GatedSpeechServer.Reply], mode: Mode = .assistant, sees: Bool = true) {
             server = GatedSpeechServer(replies: replies)
             let client = OpenAIChatClient(
                 config: ChatServerConfig(baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30)),
@@ -46,7 +46,7 @@ struct EndOfTurnTests {
             queries = VoiceQueries(
                 session: glasses, assistant: Assistant(client: client, store: MemoryConversation(), historyBudget: 1000),
                 transcriber: transcriber, transcriptions: records, photos: records, signals: events, mode: ModeSetting(mode),
-                voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: true, translates: true),
+                voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: sees, translates: true),
                 device: { nil }, latestSceneFrame: { nil }, clock: ManualClock(), logger: log.logger, turns: records)
             (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries<ManualClock>.Input.self)
         }
@@ -59,7 +59,7 @@ struct EndOfTurnTests {
             await product.value
         }
 
-        func start() { feed.yield(.glasses(.questionStart(photo: false, audio: EndOfTurnTests.format))) }
+        func start(photo: Bool = false) { feed.yield(.glasses(.questionStart(photo: photo, audio: EndOfTurnTests.format))) }
 
         func send(_ bytes: [UInt8]) {
             for start in stride(from: 0, to: bytes.count, by: 240) {
@@ -182,6 +182,22 @@ struct EndOfTurnTests {
             ])
         }
         #expect(world.arrived.count == 2, "one eager attempt (not retried), then the usual request")
+    }
+
+    @Test("a photo question for a backend that cannot see makes no eager request: it fails with no request at all")
+    func photoUnseenNoEager() async throws {
+        let world = World(replies: [.text("What is this?")], sees: false)
+        try await world.run {
+            world.start(photo: true)
+            world.feed.yield(.glasses(.photoData([0xFF, 0xD8, 0x00, 0x00, 0xFF, 0xD9])))
+            world.feed.yield(.glasses(.photoEnd))
+            world.send(try Self.speech() + Self.silence(1_000))
+            await world.glasses.wait { $0.stopRecordings == 1 }
+            world.end()
+            let said = await world.answered()
+            #expect(said == [.failed("\(VoiceFailure.cannotSee)")])
+        }
+        #expect(world.arrived.isEmpty)
     }
 
     @Test("translator mode makes no eager request: the translation is asked for once, at the long silence")
