@@ -66,6 +66,15 @@ public struct TranscriptionClient: Sendable {
         self.redactor = SecretRedactor(secrets: config.apiKey.map { [$0] } ?? [])
     }
 
+    /// The same client trying each recording once, within `timeout`: for a guess made while the
+    /// wearer may still speak (a failure only means the usual request at the end), which must not
+    /// hold up that request behind retries.
+    public func once(within timeout: Duration) -> TranscriptionClient {
+        var config = config
+        config.timeout = min(timeout, config.timeout)
+        return TranscriptionClient(config: config, transport: transport, retry: RetryPolicy(maxAttempts: 1), sleep: sleep)
+    }
+
     /// POSTs `wav` as `audio.wav` and returns the text with whitespace trimmed and runs of it
     /// collapsed to one space (whisper.cpp starts segments with a space and ends them with "\n").
     public func transcribe(wav: [UInt8], task: TranscriptionTask) async throws(AssistantError) -> String {

@@ -2,17 +2,23 @@
 
 public enum UtteranceEvent: Sendable, Equatable {
     case speechStarted
+    /// `pauseSilence` of silence after speech: the speaker may be done (or only pausing).
+    case paused
+    /// Speech again after `.paused`: what was said before the pause was not all.
+    case resumed
     case ended(EndReason)
 }
 
-public enum EndReason: Sendable, Equatable { case silence, maximumLength }
+/// `.finished`: the caller ended it (`finishNow`), judging what was said a whole sentence.
+public enum EndReason: Sendable, Equatable { case silence, maximumLength, finished }
 
 /// Where an utterance starts and ends, from one speech/silence flag per frame of fixed length.
 /// Speech starts once `minimumSpeech` of speech frames have come with no gap over `startGap`
 /// between them: a click is shorter, and a first word split by a weak consonant still counts
 /// from its beginning (in the noisy fixture "What's the" is about 180 ms of speech, 180 ms not, then
-/// speech). Once started, `trailingSilence` of unbroken silence ends it; `maximumLength` of
-/// frames ends it in any case.
+/// speech). Once started, `pauseSilence` of silence reports a pause (a caller may look at the
+/// words so far and end it then), speech after it a resumption; `trailingSilence` of unbroken
+/// silence ends it; `maximumLength` of frames ends it in any case.
 public struct Endpointer: Sendable, Equatable {
     public let settings: VoiceSettings
     public let frameDuration: Duration
@@ -27,6 +33,7 @@ public struct Endpointer: Sendable, Equatable {
     private var candidate: Duration?  // where the speech now adding up began, before the start
     private var collected: Duration = .zero  // speech since `candidate`
     private var silence: Duration = .zero  // unbroken silence, up to now
+    private var pausing = false  // `.paused` was reported for the silence now going on
 
     public init(settings: VoiceSettings, frameDuration: Duration, startGap: Duration = .milliseconds(300)) {
         self.settings = settings
@@ -56,11 +63,23 @@ public struct Endpointer: Sendable, Equatable {
                 candidate = nil
                 collected = .zero
             }
-        } else if !isSpeech && silence >= settings.trailingSilence {
-            ended = .silence
+        } else if isSpeech {
+            if pausing { events.append(.resumed) }
+            pausing = false
+        } else {
+            if !pausing && silence >= settings.pauseSilence && settings.pauseSilence < settings.trailingSilence {
+                pausing = true
+                events.append(.paused)
+            }
+            if silence >= settings.trailingSilence { ended = .silence }
         }
         if ended == nil && elapsed >= settings.maximumLength { ended = .maximumLength }
         if let ended { events.append(.ended(ended)) }
         return events
+    }
+
+    /// Ends it now (nothing after counts), as if by silence: the caller judged it finished.
+    public mutating func finishNow() {
+        if ended == nil { ended = .finished }
     }
 }

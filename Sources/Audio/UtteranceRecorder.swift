@@ -82,6 +82,18 @@ public final class UtteranceRecorder {
         return utterance
     }
 
+    /// The utterance so far, without ending it: whole frames processed up to now (what the
+    /// filters hold back is not yet in it), for an eager look at its words during a pause.
+    public func snapshot() -> Utterance {
+        result ?? Utterance(samples: samples, speech: endpointer.speech, hasSpeech: endpointer.hasSpeech)
+    }
+
+    /// Ends the utterance here, as if its silence had: the caller found it a finished sentence.
+    /// Audio after this is ignored; `finish()` gives the utterance as it stands.
+    public func finishNow() {
+        endpointer.finishNow()
+    }
+
     /// The processed 16 kHz samples added since the last call, for a caller that streams them on
     /// as they come (the agent's uplink). After `finish()` this includes the last partial frame.
     public func takeProcessed() -> [Int16] {

@@ -4,6 +4,9 @@
 public struct VoiceSettings: Sendable, Equatable {
     /// Silence after speech that ends the utterance.
     public var trailingSilence: Duration = .milliseconds(800)
+    /// Silence after speech that may end it sooner: the words so far are looked at then, and a
+    /// finished sentence ends the utterance at once. Not below trailingSilence: no such look.
+    public var pauseSilence: Duration = .milliseconds(160)
     /// Speech needed, without a break, before the utterance counts as started: a click is shorter.
     public var minimumSpeech: Duration = .milliseconds(200)
     /// The utterance ends here whatever was said; audio past it is dropped.
@@ -11,9 +14,10 @@ public struct VoiceSettings: Sendable, Equatable {
 
     public init(
         trailingSilence: Duration = .milliseconds(800), minimumSpeech: Duration = .milliseconds(200),
-        maximumLength: Duration = .seconds(30)
+        maximumLength: Duration = .seconds(30), pauseSilence: Duration = .milliseconds(160)
     ) {
         self.trailingSilence = trailingSilence
+        self.pauseSilence = pauseSilence
         self.minimumSpeech = minimumSpeech
         self.maximumLength = maximumLength
     }

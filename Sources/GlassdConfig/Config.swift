@@ -38,6 +38,9 @@ public struct Config: Sendable, Equatable {
     public var transcriptionLanguage: String?
     /// Silence after speech that ends a spoken question, in milliseconds.
     public var trailingSilenceMS = 800
+    /// Silence after speech at which the words so far are transcribed and a finished sentence
+    /// ends the question, in milliseconds; 0: never (no eager requests, the trailing silence only).
+    public var eagerPauseMS = 160
     /// The longest spoken question, in seconds.
     public var maxUtteranceSeconds = 30
     /// How many photos are kept (the oldest go).
@@ -142,6 +145,7 @@ public struct Config: Sendable, Equatable {
         config.transcriptionKeyFile = try reader.string(transcription, "transcription", "api_key_file")
         config.trailingSilenceMS =
             try reader.int(voice, "voice", "trailing_silence_ms", in: 200...5000) ?? config.trailingSilenceMS
+        config.eagerPauseMS = try reader.int(voice, "voice", "eager_pause_ms", in: 0...5000) ?? config.eagerPauseMS
         config.maxUtteranceSeconds =
             try reader.int(voice, "voice", "max_seconds", in: 2...30) ?? config.maxUtteranceSeconds
         config.photosKept = try reader.int(photos, "photos", "keep", in: 1...100_000) ?? config.photosKept

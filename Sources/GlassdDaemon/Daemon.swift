@@ -109,7 +109,9 @@ public enum Daemon {
         // Who the wearer's questions go to: glassd's voice questions, or a running agent session.
         let claim = EventClaim()
         let voiceSettings = VoiceSettings(
-            trailingSilence: .milliseconds(config.trailingSilenceMS), maximumLength: .seconds(config.maxUtteranceSeconds))
+            trailingSilence: .milliseconds(config.trailingSilenceMS), maximumLength: .seconds(config.maxUtteranceSeconds),
+            // 0 (off): no pause is ever shorter than the trailing silence, so none is reported.
+            pauseSilence: .milliseconds(config.eagerPauseMS == 0 ? config.trailingSilenceMS : config.eagerPauseMS))
         let linked = await linkInterface(
             config: config, kinds: options.kinds, database: database, connection: connection, statuses: statuses, updateMark: updateMark,
             logger: logger

@@ -16,6 +16,12 @@ final class VoiceCapture<C: Clock> where C.Duration == Duration {
     var lastHeard: C.Instant
     /// The turn's stages, from now (the glasses began sending it).
     let timeline = TurnTimeline()
+    /// When the pause going on now was heard; nil while the wearer speaks.
+    var pausedAt: ContinuousClock.Instant?
+    /// The transcript of what was said before the pause going on now, if one was asked for.
+    var eager: EagerTranscript?
+    /// Eager transcripts asked for (each costs a request).
+    var eagerRequests = 0
 
     init(id: String, withPhoto: Bool, voice: VoiceSettings, audio: PCMInput, now: C.Instant) throws {
         self.id = id
@@ -28,6 +34,15 @@ final class VoiceCapture<C: Clock> where C.Duration == Duration {
             photo = assembly
         }
     }
+
+    /// The eager transcript is no longer the question's: its request is cancelled.
+    func dropEager() {
+        eager?.drop()
+        eager = nil
+    }
+
+    /// A hold's question: a photo goes with it.
+    var withPhoto: Bool { photo != nil }
 
     func appendPhoto(_ bytes: [UInt8]) {
         photo?.append(bytes)

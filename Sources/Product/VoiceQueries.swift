@@ -10,16 +10,20 @@ import Logging
 import Synchronization
 
 /// Questions asked on the glasses: a tap records one (a hold takes a photo first). The audio is
-/// processed as it streams in, and the glasses are told to stop as soon as the speaker has; then
-/// it is transcribed, answered with the conversation so far (or, in translator mode, the
-/// translation is the answer), and the answer is shown on the glasses word by word as it
-/// streams. A tap meanwhile cancels it.
+/// processed as it streams in, and the glasses are told to stop as soon as the speaker has: at a
+/// short pause the words so far are transcribed (eagerly), and if they read as a finished
+/// sentence the turn ends there, else after the long silence (`VoiceSettings`). Then it is
+/// transcribed (or the eager transcript is used, when nothing was said after it), answered with
+/// the conversation so far (or, in translator mode, the translation is the answer), and the
+/// answer is shown on the glasses word by word as it streams. A tap meanwhile cancels it.
 public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
     public enum Input: Sendable {
         case glasses(GlassesEvent)
         case status(SessionStatus)
         /// Time to look whether the capture `id` still hears from the glasses (internal).
         case watch(String)
+        /// The capture `id`'s eager transcript number N is back, or failed (internal).
+        case eager(String, Int)
     }
 
     /// A capture the glasses stop feeding (no data this long, or beyond the longest question by
@@ -28,6 +32,9 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Stray recordings are stopped at most this often.
     static var strayPause: Duration { .seconds(2) }
+
+    /// Bound on an eager transcription: past it the usual request at the end is as quick.
+    static var eagerTimeout: Duration { .seconds(15) }
 
     /// The question stored for a translation (the speech itself is not transcribed).
     static var spokenQuestion: String { "(spoken, translated to English)" }
@@ -103,13 +110,62 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                     capture.lastHeard.advanced(by: Self.silentGlasses),
                     capture.started.advanced(by: voice.maximumLength + Self.silentGlasses))
             }
-            /// What a capture's audio did: at the end of speech the glasses are told to stop, once.
+            /// What a capture's audio did: a pause asks for the words so far, speech after it
+            /// drops them, and at the end of speech the glasses are told to stop.
             func heard(_ capture: VoiceCapture<C>, _ events: [UtteranceEvent]) {
-                guard events.contains(where: { if case .ended = $0 { true } else { false } }), !capture.stopSent else { return }
-                capture.timeline.mark(.speechEnd)
+                for event in events {
+                    switch event {
+                    case .paused:
+                        capture.pausedAt = .now
+                        startEager(capture)
+                    case .resumed:
+                        capture.pausedAt = nil
+                        capture.dropEager()
+                    case .ended: endTurn(capture)
+                    case .speechStarted: break
+                    }
+                }
+            }
+            /// The wearer is done: the glasses are told to stop, once. Their speech ended where
+            /// the pause before began to be heard.
+            func endTurn(_ capture: VoiceCapture<C>) {
+                guard !capture.stopSent else { return }
+                capture.timeline.mark(.speechEnd, at: capture.pausedAt ?? .now)
                 capture.stopSent = true
                 let id = capture.id
                 group.addTask { await stopRecording(id) }
+            }
+            /// The words before the pause, sent for transcription while the glasses still record;
+            /// not for a question that will fail before its transcription (one with a photo, or in
+            /// scene mode, for a backend that cannot see), nor for a translation.
+            func startEager(_ capture: VoiceCapture<C>) {
+                guard let transcriber, abilities.hears, mode.mode != .translator, !capture.stopSent else { return }
+                guard abilities.sees || !(capture.withPhoto || mode.mode == .scene) else { return }
+                let utterance = capture.recorder.snapshot()
+                guard utterance.hasSpeech else { return }
+                capture.dropEager()
+                capture.eagerRequests += 1
+                let eager = EagerTranscript(number: capture.eagerRequests)
+                capture.eager = eager
+                let (id, client, wav) = (capture.id, transcriber.once(within: Self.eagerTimeout), utterance.wav())
+                group.addTask {
+                    await eager.run(client, wav: wav)
+                    sink.yield(.eager(id, eager.number))
+                }
+            }
+            /// An eager transcript is back: a finished sentence ends the turn; a failure leaves it
+            /// to the usual request at the end.
+            func eagerBack(_ capture: VoiceCapture<C>, _ eager: EagerTranscript) {
+                guard let text = eager.text else {
+                    capture.eager = nil
+                    return
+                }
+                let finished = SentenceEnd.looksFinished(text, language: transcriber?.config.language)
+                logger.debug(
+                    "eager transcript back", metadata: ["query_id": "\(capture.id)", "finished": "\(finished)"])
+                guard finished else { return }
+                capture.recorder.finishNow()
+                endTurn(capture)
             }
             func watch(_ current: VoiceCapture<C>) {
                 let deadline = deadline(current)
@@ -134,12 +190,18 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         break
                     }
                     capture = nil
+                    current.dropEager()
                     fail(id, VoiceFailure.recordingNeverEnded)
                     group.addTask { await abandonRecording(id) }
+                case .eager(let id, let number):
+                    guard let current = capture, current.id == id, let eager = current.eager, eager.number == number
+                    else { break }
+                    eagerBack(current, eager)
                 case .status(let status):
                     let gone = status.generation != generation || !(status.state == .ready || status.state == .busy)
                     if gone, let lost = capture {
                         capture = nil
+                        lost.dropEager()
                         fail(lost.id, VoiceFailure.disconnected(while: "recording"))
                     }
                     generation = status.generation
@@ -147,7 +209,10 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                     switch event {
                     case .questionStart(let photo, let audio):
                         strayStopped = false
-                        if let replaced = capture { fail(replaced.id, VoiceFailure.disconnected(while: "recording")) }
+                        if let replaced = capture {
+                            replaced.dropEager()
+                            fail(replaced.id, VoiceFailure.disconnected(while: "recording"))
+                        }
                         capture = start(photo: photo, audio: audio)
                         if let started = capture {
                             watch(started)
@@ -187,15 +252,19 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                             break
                         }
                         capture = nil
-                        done.timeline.mark(.speechEnd)  // unless glassd heard it end before
+                        done.timeline.mark(.speechEnd, at: done.pausedAt ?? .now)  // unless glassd heard it end before
                         let utterance = done.recorder.finish()
+                        // Valid: speech after it would have dropped it.
+                        let eager = EagerUse(transcript: done.eager, requests: done.eagerRequests)
                         let photo = Result { () throws(VoiceFailure) in try done.checkedPhoto() }
                         let cancel = OneShotEvent()
                         answering?.fire()  // an earlier answer still streaming gives way
                         answering = cancel
                         ear.forget()  // the new answer's is heard afresh
                         let (id, timeline) = (done.id, done.timeline)
-                        group.addTask { await answer(id, utterance: utterance, photo: photo, cancel: cancel, timeline: timeline) }
+                        group.addTask {
+                            await answer(id, utterance: utterance, eager: eager, photo: photo, cancel: cancel, timeline: timeline)
+                        }
                     case .cancelled:
                         answering?.fire()
                         answering = nil
@@ -273,7 +342,8 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
 
     /// One question, from its recording to its answer on the glasses; `cancel` fires on a tap.
     private func answer(
-        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, cancel: OneShotEvent, timeline: TurnTimeline
+        _ id: String, utterance: Utterance, eager: EagerUse, photo: Result<[UInt8]?, VoiceFailure>, cancel: OneShotEvent,
+        timeline: TurnTimeline
     ) async {
         let log = {
             var log = logger
@@ -300,7 +370,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                     return .success(
                         try await GlassesAnswer.showing(stream, onLinkLoss: .abandon, logger: log) {
                             try await work(
-                                id, utterance: utterance, photo: photo, stream: stream, spoken: spoken, heardBox: heard,
+                                id, utterance: utterance, eager: eager, photo: photo, stream: stream, spoken: spoken, heardBox: heard,
                                 timeline: timeline, logger: log)
                         })
                 } catch {
@@ -391,7 +461,8 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Returns the turn as stored: the question and its answer.
     private func work(
-        _ id: String, utterance: Utterance, photo: Result<[UInt8]?, VoiceFailure>, stream: AnswerStream?,
+        _ id: String, utterance: Utterance, eager: EagerUse, photo: Result<[UInt8]?, VoiceFailure>,
+        stream: AnswerStream?,
         spoken: SpokenAnswer?, heardBox: HeardQuestion, timeline: TurnTimeline, logger: Logger
     ) async throws -> (question: String, reply: AssistantReply) {
         guard utterance.hasSpeech else { throw VoiceFailure.noSpeech }
@@ -404,10 +475,18 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
         }
         let translate = mode.mode == .translator
         guard !translate || abilities.translates else { throw VoiceFailure.cannotTranslate }
-        let wav = utterance.wav()
-        timeline.mark(.audioSent)
-        let heard = try await transcriber.transcribe(wav: wav, task: translate ? .translate : .transcribe)
-        timeline.mark(.transcript)
+        let heard: String
+        if !translate, let early = await eager.transcript?.transcript() {
+            timeline.mark(.audioSent, at: early.sent)
+            timeline.mark(.transcript, at: early.back)
+            heard = early.text
+        } else {
+            eager.transcript?.drop()  // failed, or the mode changed since
+            let wav = utterance.wav()
+            timeline.mark(.audioSent)
+            heard = try await transcriber.transcribe(wav: wav, task: translate ? .translate : .transcribe)
+            timeline.mark(.transcript)
+        }
         guard !Self.heardNothing(heard) else { throw VoiceFailure.noWords }
         do {
             try await transcriptions.insert(id: id, text: heard, device: await device(), at: now())
@@ -415,7 +494,9 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
             throw AssistantError.internalFailure("The transcription could not be saved.")
         }
         signals.transcribed(id, heard)
-        logger.info("question heard", metadata: ["chars": "\(heard.count)", "photo": "\(image?.count ?? 0)"])
+        logger.info(
+            "question heard",
+            metadata: ["chars": "\(heard.count)", "photo": "\(image?.count ?? 0)", "eager_requests": "\(eager.requests)"])
         let question: String
         let answer: AssistantReply
         if !translate { heardBox.text = heard }

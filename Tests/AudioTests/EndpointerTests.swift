@@ -19,22 +19,47 @@ struct EndpointerTests {
 
     private func frames(_ flag: Bool, _ count: Int) -> [Bool] { Array(repeating: flag, count: count) }
 
-    @Test("speech, then silence: started at the minimum, ended after exactly the trailing silence")
+    @Test("speech, then silence: started at the minimum, paused after the pause silence, ended after exactly the trailing silence")
     func speechThenSilence() {
         let (e, events) = run(frames(true, 50) + frames(false, 100))
-        // 200 ms = 10 frames; 800 ms = 40 frames of silence after frame 50.
-        #expect(events == [10: [.speechStarted], 90: [.ended(.silence)]])
+        // 200 ms = 10 frames; 160 ms = 8 and 800 ms = 40 frames of silence after frame 50.
+        #expect(events == [10: [.speechStarted], 58: [.paused], 90: [.ended(.silence)]])
         #expect(e.speechStart == .zero)
         #expect(e.speech == .seconds(1))
         #expect(e.elapsed == .milliseconds(1800))
         #expect(e.hasSpeech)
     }
 
-    @Test("speech within the trailing silence keeps the utterance going")
+    @Test("speech within the trailing silence keeps the utterance going: a pause, then a resumption")
     func pauseInside() {
         let flags = frames(false, 5) + frames(true, 20) + frames(false, 39) + frames(true, 5) + frames(false, 40)
         let (_, events) = run(flags)
-        #expect(events == [15: [.speechStarted], 109: [.ended(.silence)]])
+        #expect(events == [15: [.speechStarted], 33: [.paused], 65: [.resumed], 77: [.paused], 109: [.ended(.silence)]])
+    }
+
+    @Test("a gap shorter than the pause silence is no pause; each pause is reported once")
+    func shortGaps() {
+        let flags = frames(true, 20) + frames(false, 7) + frames(true, 5) + frames(false, 20) + frames(true, 1)
+        let (_, events) = run(flags)
+        #expect(events == [10: [.speechStarted], 40: [.paused], 53: [.resumed]])
+    }
+
+    @Test("no pause when the pause silence is not shorter than the trailing silence (eager look off)")
+    func pauseOff() {
+        let off = VoiceSettings(trailingSilence: .milliseconds(300), pauseSilence: .milliseconds(300))
+        #expect(run(frames(true, 20) + frames(false, 20), off).1 == [10: [.speechStarted], 35: [.ended(.silence)]])
+    }
+
+    @Test("finishNow ends it at once, as finished; nothing after counts")
+    func finishNow() {
+        var e = Endpointer(settings: VoiceSettings(), frameDuration: .milliseconds(20))
+        var all: [UtteranceEvent] = []
+        for flag in frames(true, 20) + frames(false, 10) { all += e.push(speech: flag) }
+        e.finishNow()
+        for flag in frames(true, 20) + frames(false, 50) { all += e.push(speech: flag) }
+        #expect(all == [.speechStarted, .paused])
+        #expect(e.ended == .finished)
+        #expect(e.elapsed == .milliseconds(600))
     }
 
     @Test("a click shorter than the minimum never starts, nor do clicks further apart than the gap")
@@ -79,7 +104,7 @@ struct EndpointerTests {
         var e = Endpointer(settings: VoiceSettings(), frameDuration: .milliseconds(20))
         var all: [UtteranceEvent] = []
         for flag in frames(true, 20) + frames(false, 40) + frames(true, 100) { all += e.push(speech: flag) }
-        #expect(all == [.speechStarted, .ended(.silence)])
+        #expect(all == [.speechStarted, .paused, .ended(.silence)])
         #expect(e.elapsed == .milliseconds(1200))
         #expect(e.ended == .silence)
     }
@@ -88,7 +113,7 @@ struct EndpointerTests {
     func settings() {
         let s = VoiceSettings(
             trailingSilence: .milliseconds(300), minimumSpeech: .milliseconds(100), maximumLength: .seconds(5))
-        #expect(run(frames(true, 5) + frames(false, 30), s).1 == [5: [.speechStarted], 20: [.ended(.silence)]])
+        #expect(run(frames(true, 5) + frames(false, 30), s).1 == [5: [.speechStarted], 13: [.paused], 20: [.ended(.silence)]])
         // Zero minimum and trailing silence: the first speech frame starts, the first silent one ends.
         let zero = VoiceSettings(trailingSilence: .zero, minimumSpeech: .zero)
         let flags = frames(false, 3) + frames(true, 3) + frames(false, 3)

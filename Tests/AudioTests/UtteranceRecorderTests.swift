@@ -9,6 +9,13 @@ struct UtteranceRecorderTests {
         var events: [(UtteranceEvent, Duration)] = []  // with the audio fed when it came
         var utterance: Utterance
         func at(_ event: UtteranceEvent) -> Duration? { events.first { $0.0 == event }?.1 }
+        /// The start and the end, without the pauses inside.
+        var bounds: [UtteranceEvent] { events.map(\.0).filter { $0 != .paused && $0 != .resumed } }
+        /// The pauses: each but the last one resumed, in turn.
+        var pausesWellFormed: Bool {
+            let inside = events.map(\.0).filter { $0 == .paused || $0 == .resumed }
+            return inside.enumerated().allSatisfy { $0.element == ($0.offset % 2 == 0 ? .paused : .resumed) }
+        }
     }
 
     private func record(
@@ -39,7 +46,12 @@ struct UtteranceRecorderTests {
         let speechEnd = Fixture.duration(bytes: bytes.count) - Fixture.trailingPad
         let settings = VoiceSettings()
         let run = try record(bytes)
-        #expect(run.events.map(\.0) == [.speechStarted, .ended(.silence)])
+        #expect(run.bounds == [.speechStarted, .ended(.silence)])
+        #expect(run.pausesWellFormed)
+        // The last pause is heard `pauseSilence` into the silence that ends it.
+        let lastPause = try #require(run.events.last { $0.0 == .paused }?.1)
+        #expect(lastPause >= speechEnd + settings.pauseSilence)
+        #expect(lastPause <= speechEnd + settings.pauseSilence + .milliseconds(150))
         let started = try #require(run.at(.speechStarted))
         #expect(started >= Fixture.speechStart + settings.minimumSpeech)
         #expect(started <= Fixture.speechStart + settings.minimumSpeech + .milliseconds(350))
@@ -93,7 +105,7 @@ struct UtteranceRecorderTests {
             bytes[i] = UInt8(bitPattern: Int8(clamping: sum))
         }
         let run = try record(bytes)
-        #expect(run.events.map(\.0) == [.speechStarted, .ended(.silence)])
+        #expect(run.bounds == [.speechStarted, .ended(.silence)])
         let ended = try #require(run.at(.ended(.silence)))
         #expect(ended < Fixture.duration(bytes: onset) + .seconds(4))
     }
@@ -102,7 +114,7 @@ struct UtteranceRecorderTests {
     func maximumLength() throws {
         let bytes = try Fixture.bytes("speech-noisy")
         let run = try record(bytes, settings: VoiceSettings(maximumLength: .seconds(2)))
-        #expect(run.events.map(\.0) == [.speechStarted, .ended(.maximumLength)])
+        #expect(run.bounds == [.speechStarted, .ended(.maximumLength)])
         #expect(run.utterance.samples.count == 32_000)
         #expect(run.utterance.duration == .seconds(2))
         #expect(run.utterance.hasSpeech)
@@ -144,6 +156,26 @@ struct UtteranceRecorderTests {
         let tail = short.finish()
         #expect(!tail.samples.isEmpty)
         #expect(short.takeProcessed() == tail.samples)
+    }
+
+    @Test("a snapshot is the utterance so far and ends nothing; finishNow ends it there, and nothing after counts")
+    func snapshotAndFinishNow() throws {
+        let bytes = try Fixture.bytes("speech-clean")
+        let recorder = try UtteranceRecorder(settings: VoiceSettings(), input: PCMInput(sampleRate: 8_000, bits: 8))
+        let first = recorder.append(Array(bytes.prefix(16_000)))  // 2 s, speech from 1 s
+        #expect(first.contains(.speechStarted))
+        let snapshot = recorder.snapshot()
+        #expect(snapshot.hasSpeech)
+        #expect(snapshot.samples.count % UtteranceRecorder.frameSize == 0)
+        #expect(snapshot.samples.count > 31_000 && snapshot.samples.count <= 32_000)  // whole frames of 2 s
+        _ = recorder.append(Array(bytes[16_000..<20_000]))
+        #expect(recorder.snapshot().samples.count > snapshot.samples.count, "it went on")
+        let kept = recorder.snapshot().samples.count
+        recorder.finishNow()
+        #expect(recorder.append(Array(bytes[20_000...])) == [])
+        let u = recorder.finish()
+        #expect(u.samples.count == kept)
+        #expect(recorder.snapshot() == u)
     }
 
     @Test("empty, odd and huge inputs; nothing after the end or after finish")

@@ -73,9 +73,10 @@ POST /_speech {"ms_per_char": 60, "delay_ms": 0, "missing": false,
     endpoint, and "hold": after the first piece the rest waits until
     POST /_speech_release (then every held and later one goes on).
 
-POST /_transcript {"text": "..."}
+POST /_transcript {"text": "...", "partial": "...", "partial_below_s": S}
     Sets the transcript of every following audio request (default
-    DEFAULT_TRANSCRIPT).
+    DEFAULT_TRANSCRIPT); with "partial", a recording shorter than S seconds
+    is answered that instead, as a question cut at a pause would be.
 
 POST /_vision {"<image sha256 hex>": "answer", ...}
     From now on a chat request whose image has that SHA-256 is answered with
@@ -591,6 +592,7 @@ class State:
         self.requests = []     # recorded requests, arrival order
         self.seen = {}         # question -> times seen, for the *once tags
         self.transcript = DEFAULT_TRANSCRIPT  # what audio requests answer
+        self.partial = None  # (text, below this many seconds) or None
         self.vision = {}       # image sha256 -> answer (POST /_vision)
         self.stalls = set()    # wake-up Events of requests held by [stall]
         self.stopping = threading.Event()
@@ -618,12 +620,14 @@ class State:
             self.seen.clear()
             self.vision = {}
             self.transcript = DEFAULT_TRANSCRIPT
+            self.partial = None
             self.speech = dict(SPEECH_DEFAULTS)
             self.speech_release.set()  # nothing held stays held
 
-    def set_transcript(self, text):
+    def set_transcript(self, text, partial=None):
         with self.lock:
             self.transcript = text
+            self.partial = partial
 
     def set_vision(self, answers):
         with self.lock:
@@ -643,8 +647,10 @@ class State:
         with self.lock:
             return dict(self.speech)
 
-    def get_transcript(self):
+    def get_transcript(self, seconds=None):
         with self.lock:
+            if self.partial and seconds is not None and seconds < self.partial[1]:
+                return self.partial[0]
             return self.transcript
 
     def first_time(self, question):
@@ -951,7 +957,7 @@ class Handler(BaseHTTPRequestHandler):
             self._refuse(entry, error)
             return
         self.state.record(entry)
-        text = self.state.get_transcript()
+        text = self.state.get_transcript(entry.get("duration_s"))
         tag = find_tag(text)
         # The *once tags count each endpoint apart from chat's questions.
         kind = "translations" if translate else "transcriptions"
@@ -1126,7 +1132,10 @@ class Handler(BaseHTTPRequestHandler):
                 'Expected a JSON body {"text": "..."}.',
                 "invalid_request_error"))
             return
-        self.state.set_transcript(body["text"])
+        partial = None
+        if isinstance(body.get("partial"), str) and isinstance(body.get("partial_below_s"), (int, float)):
+            partial = (body["partial"], float(body["partial_below_s"]))
+        self.state.set_transcript(body["text"], partial)
         self.send_response(204)
         self.end_headers()
 

@@ -33,6 +33,7 @@ struct ConfigTests {
 
             [voice]
             trailing_silence_ms = 600
+            eager_pause_ms = 0
             max_seconds = 20
 
             [photos]
@@ -53,6 +54,7 @@ struct ConfigTests {
         #expect(config.transcriptionKeyFile == "/etc/glassd/speech-key")
         #expect(config.transcriptionTranslates)
         #expect(config.trailingSilenceMS == 600)
+        #expect(config.eagerPauseMS == 0)
         #expect(config.maxUtteranceSeconds == 20)
         #expect(config.photosKept == 7)
     }
@@ -65,6 +67,7 @@ struct ConfigTests {
         #expect(config.timeoutSeconds == 60)
         #expect(config.conversationTokenLimit == 0)
         #expect(!config.embedded)
+        #expect(config.eagerPauseMS == 160, "the fast end of turn by default")
     }
 
     @Test(
@@ -79,6 +82,7 @@ struct ConfigTests {
             ("[transcription]\nbase_url = \"ftp://x\"", "[transcription] base_url must be an http(s) URL"),
             ("[voice]\nmax_seconds = 31", "[voice] max_seconds"),
             ("[voice]\ntrailing_silence_ms = 10", "[voice] trailing_silence_ms"),
+            ("[voice]\neager_pause_ms = -1", "[voice] eager_pause_ms"),
             ("[photos]\nkeep = 0", "[photos] keep"),
             ("assistant = 3", "[assistant] must be a table"),
             ("[assistant\nbase_url = 1", "line 1"),

@@ -160,7 +160,7 @@ struct FrameGlassesTests {
             #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.arguments))")
             try await vf.waitForDisplay(containing: "echo: what is the tallest mountain")
             let audio = try await ble.world.serverRequests().filter { ($0["path"] as? String)?.contains("/audio/") == true }
-            #expect(audio.count == 1)
+            #expect(!audio.isEmpty)  // the question's transcription, and eager ones at its pauses
             #expect(!audio.contains { ($0["path"] as? String)?.hasSuffix("/speech") == true }, "a Frame has no speaker to speak on")
             // The WAV holds the question, not the 10 s the app would record without a stop.
             let seconds = (audio.last?["duration_s"] as? Double) ?? 0

@@ -63,11 +63,12 @@ struct HaloBargeInTests {
                 #expect(second.last?.member == GlassdBus.Signal.answered, "\(second.map(\.member))")
                 try await vf.waitForDisplay(containing: "echo: and now")
                 #expect(try await vf.stats()["taps", default: 0] == tapsBefore, "no tap asked it")
-                // Nothing of the question was lost: its 3.3 s and the 0.8 s of silence that ended it.
+                // Nothing of the question was lost: its 3.3 s, and the silence after it up to the
+                // pause its eager transcript was asked at (160 ms), or the 0.8 s that ended it.
                 let asked = try await transcriptions(ble.world)
-                #expect(asked.count == 2)
+                #expect(asked.count >= 2, "a request for each question (and eager ones at its pauses)")
                 let seconds = (asked.last?["duration_s"] as? NSNumber)?.doubleValue ?? 0
-                #expect(seconds >= 4.1 && seconds <= 7.5, "the question's recording lasts \(seconds) s")
+                #expect(seconds >= 3.4 && seconds <= 7.5, "the question's recording lasts \(seconds) s")
                 let stats = try await vf.speakerStats()
                 let full = Double(Self.first.count) * 1.800 * 4_000
                 #expect(Double(stats["played", default: 0]) < full * 0.8, "the first answer was cut: \(stats)")
@@ -86,6 +87,7 @@ struct HaloBargeInTests {
             try await ble.withFrameSession(halo, halo: true) { bus, vf in
                 try await ble.pairReady(halo, bus)
                 let firstID = try await askSpoken(ble, bus, vf, played: 100)
+                let asked = try await transcriptions(ble.world).count  // the question's, eager ones included
                 // Played out: the speaker stops after the whole answer (the app's stop before it
                 // started is behind us: the speaker has played).
                 let stops = try await bus.signals(SignalMatch(path: vf.path, interface: VirtualFrame.interface, member: "SpeakerStopped"))
@@ -97,7 +99,7 @@ struct HaloBargeInTests {
                 #expect(played >= full * 0.95, "played \(played) of \(full)")
                 let whole = try await answerOf(bus, firstID)
                 #expect(whole["cut"] == nil && whole["text"]?.string == Self.first, "\(whole)")
-                #expect(try await transcriptions(ble.world).count == 1, "no question came of the echo")
+                #expect(try await transcriptions(ble.world).count == asked, "no question came of the echo")
 
                 // The canceller broken: the same answer's echo is loud enough to be taken for the
                 // wearer, and the question it starts (what the microphone hears then) ends too.

@@ -84,6 +84,8 @@ struct SpeechServerTests {
                 let object = json(verbose)
                 #expect(verboseStatus == 200)
                 for key in ["language", "duration", "text"] { #expect(object[key] != nil, "no \(key)") }
+                // The same words from the whole 30 s window (verbose_json) as from the short one (json, text).
+                #expect((object["text"] as? String)?.lowercased().contains("france") == true, "\(object)")
                 let segments = object["segments"] as? [[String: Any]] ?? []
                 #expect(!segments.isEmpty)
                 for key in ["id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio", "no_speech_prob"] {
@@ -99,7 +101,11 @@ struct SpeechServerTests {
                     #expect(error["message"] is String && error["type"] as? String == "invalid_request_error" && error["param"] as? String == param)
                 }
 
-                // A long question is decoded to its end: the decoding cap (tokens per second of speech)
+                // Silence in the short window: no words (Whisper's own no-speech judgement).
+                let silence = WAV.encode([Int16](repeating: 0, count: 32_000), sampleRate: 16_000)
+                #expect(try await client.transcribe(wav: silence, task: .transcribe) == "")
+
+                // A long question (over 9 s: the 30 s window) is decoded to its end: the decoding cap (tokens per second of speech)
                 // stops a loop, not the words.
                 let long = try await spoken(
                     "please remind me tomorrow morning at half past seven to call the dentist about my appointment, "

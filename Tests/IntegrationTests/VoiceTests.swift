@@ -85,6 +85,31 @@ struct VoiceTests {
         }
     }
 
+    @Test("the end of turn at a pause: eager transcripts at the pauses inside the question read unfinished and do not end it; the one at its end is the question, with no request after it")
+    func eagerEndOfTurn() async throws {
+        try await withGlasses { ble, bus, vm in
+            // The recording's speech ends 4.34 s in; a recording cut at a pause inside it is at most
+            // 4.33 s long (160 ms of silence, then speech again), one cut at its end at least 4.49 s.
+            try await ble.world.setTranscript(
+                "What's the weather in Paris tomorrow? Should I take an umbrella?", partial: "What's the weather in",
+                below: 4.4)
+            let asked = try await audioRequests(ble.world).count
+            let signals = try await questionSignals(bus)
+            let writesBefore = ble.dataWrites(monocle).count
+            try await vm.call("Tap")
+            let seen = try await untilEnd(signals)
+            #expect(seen.first?.arguments.last == .string("What's the weather in Paris tomorrow? Should I take an umbrella?"))
+            #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.arguments))")
+            #expect(ble.dataWrites(monocle)[writesBefore...].contains(.stopRecording), "glassd ended the turn")
+            let requests = try await audioRequests(ble.world)[asked...]
+            // The last one was sent at the pause after the speech (not after the 800 ms of silence that
+            // a request at the end would hold), and its transcript was the question's.
+            let seconds = try #require(requests.last?["duration_s"] as? Double)
+            #expect(seconds >= 4.4 && seconds < 5.0, "\(requests.map { $0["duration_s"] ?? "?" })")
+            #expect(requests.allSatisfy { $0["path"] as? String == "/v1/audio/transcriptions" })
+        }
+    }
+
     @Test("translator mode: the translations endpoint, no chat request, the translation shown and stored")
     func translator() async throws {
         try await withGlasses { ble, bus, vm in

@@ -68,9 +68,10 @@ final class FakeGlasses: GlassesSession {
         changed.pulse()
     }
 
-    /// Waits until `done` holds of the record.
+    /// Waits until `done` holds of the record, or the test is cancelled (its time limit): a
+    /// cancelled wait returns at once, so looping on it would spin.
     func wait(until done: (Record) -> Bool) async {
-        while true {
+        while !Task.isCancelled {
             let ticket = changed.ticket()
             if record.withLock({ done($0) }) { return }
             await changed.wait(after: ticket)
@@ -107,12 +108,13 @@ final class RecordedEvents: QueryEvents {
 
     /// Waits until `done` holds of what was said, and returns it.
     func until(_ done: ([Event]) -> Bool) async -> [Event] {
-        while true {
+        while !Task.isCancelled {
             let ticket = changed.ticket()
             let now = events.withLock { $0 }
             if done(now) { return now }
             await changed.wait(after: ticket)
         }
+        return events.withLock { $0 }  // cancelled (the time limit): what was said so far
     }
 
     /// Waits for the question's end (answered or failed) and returns everything said.

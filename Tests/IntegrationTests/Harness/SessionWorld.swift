@@ -139,6 +139,12 @@ extension World {
         try await postToServer("/_transcript", ["text": text])
     }
 
+    /// The fake server's transcript, and `partial` for a recording shorter than `seconds` (the
+    /// words before a pause).
+    func setTranscript(_ text: String, partial: String, below seconds: Double) async throws {
+        try await postToServer("/_transcript", ["text": text, "partial": partial, "partial_below_s": seconds])
+    }
+
     /// How the fake server answers a chat request about an image, by the image's SHA-256.
     func setVisionAnswers(_ answers: [String: String]) async throws {
         try await postToServer("/_vision", answers)
