@@ -9,8 +9,10 @@ import Logging
 /// frame on), and once the wearer spoke, what was heard, for the question that follows.
 struct OverheardEar<C: Clock> where C.Duration == Duration {
     /// A question that starts this soon after the wearer spoke over an answer begins with what
-    /// was overheard: the glasses switch from overhearing to recording in that time.
-    static var window: Duration { .seconds(5) }
+    /// was overheard: the glasses switch from overhearing to recording in that time, a second
+    /// or less on a good link, many more on a congested one (or a loaded host), where a shorter
+    /// wait lost the question's first words.
+    static var window: Duration { .seconds(15) }
 
     private var onset: SpeechOnset?
     /// When the wearer last spoke over an answer.

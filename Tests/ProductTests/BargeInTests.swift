@@ -49,7 +49,7 @@ struct BargeInTests {
             let sample = Int16(Double(Int8(bitPattern: byte)) * 256 * 0.0045)
             return [UInt8(truncatingIfNeeded: sample), UInt8(truncatingIfNeeded: sample >> 8)]
         }
-        try await world.run {
+        await world.run {
             overhear(world, echo, format: AudioFormat(sampleRate: 8_000, bits: 16))
             world.ask(Self.silence, format: Self.format8)
             let said = await world.events.untilEnded()
@@ -66,10 +66,10 @@ struct BargeInTests {
         let speech = try VoiceQuestionTests.speech()
         let onset = try SpeechOnset(input: PCMInput(sampleRate: 8_000, bits: 8))
         let heardAt = try #require(stride(from: 0, to: speech.count, by: 160).first { onset.append(Array(speech[$0..<min(speech.count, $0 + 160)])) })
-        try await world.run {
+        await world.run {
             overhear(world, Array(speech[..<min(speech.count, heardAt + 160)]))
             await world.glasses.wait { $0.bargeIns == 1 }
-            world.clock.advance(by: .seconds(6))
+            world.clock.advance(by: .seconds(16))  // past the ear's window
             world.ask(Self.silence, format: Self.format8)
             let said = await world.events.untilEnded()
             #expect(said == [.failed("\(VoiceFailure.noSpeech)")])
