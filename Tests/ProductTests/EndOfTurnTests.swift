@@ -37,17 +37,9 @@ struct EndOfTurnTests {
 
         init(replies: [GatedSpeechServer.Reply], mode: Mode = .assistant, sees: Bool = true) {
             server = GatedSpeechServer(replies: replies)
-            let client = OpenAIChatClient(
-                config: ChatServerConfig(baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30)),
-                transport: server)
-            let transcriber = TranscriptionClient(
-                config: TranscriptionConfig(baseURL: "http://server/v1", model: "whisper", apiKey: nil, timeout: .seconds(30)),
-                transport: server)
-            queries = VoiceQueries(
-                session: glasses, assistant: Assistant(client: client, store: MemoryConversation(), historyBudget: 1000),
-                transcriber: transcriber, transcriptions: records, photos: records, signals: events, mode: ModeSetting(mode),
-                voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: sees, translates: true),
-                device: { nil }, latestSceneFrame: { nil }, clock: ManualClock(), logger: log.logger, turns: records)
+            queries = VoiceQuestionTests.World.queries(
+                server: server, glasses: glasses, events: events, records: records, mode: mode, sees: sees,
+                clock: ManualClock(), device: nil, logger: log.logger)
             (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries<ManualClock>.Input.self)
         }
 
@@ -68,6 +60,16 @@ struct EndOfTurnTests {
         }
 
         func end() { feed.yield(.glasses(.audioEnd)) }
+
+        /// The question starts, the wearer speaks and pauses; the eager transcript asked there
+        /// comes back reading as unfinished.
+        func speakToAnUnfinishedPause() async throws {
+            start()
+            send(try EndOfTurnTests.speech() + EndOfTurnTests.silence(400))
+            await server.wait { $0.arrived.count == 1 }
+            server.release()
+            await log.wait(for: "eager transcript back finished=false")
+        }
 
         var arrived: [String] { server.state.withLock { $0.arrived } }
 
@@ -111,11 +113,7 @@ struct EndOfTurnTests {
     func unfinishedWaits() async throws {
         let world = World(replies: [.text("What is the capital of"), .text("What is the capital of France?")])
         try await world.run {
-            world.start()
-            world.send(try Self.speech() + Self.silence(400))
-            await world.server.wait { $0.arrived.count == 1 }
-            world.server.release()
-            await world.log.wait(for: "eager transcript back finished=false")
+            try await world.speakToAnUnfinishedPause()
             world.send(try Self.speech() + Self.silence(400))  // "France", then a pause
             await world.server.wait { $0.arrived.count == 2 }
             world.server.release()
@@ -131,11 +129,7 @@ struct EndOfTurnTests {
     func unfinishedReused() async throws {
         let world = World(replies: [.text("Tell me about the weather in")])
         try await world.run {
-            world.start()
-            world.send(try Self.speech() + Self.silence(400))
-            await world.server.wait { $0.arrived.count == 1 }
-            world.server.release()
-            await world.log.wait(for: "eager transcript back finished=false")
+            try await world.speakToAnUnfinishedPause()
             #expect(world.glasses.record.withLock { $0.stopRecordings } == 0)
             world.send(Self.silence(500))  // past the trailing silence
             await world.glasses.wait { $0.stopRecordings == 1 }

@@ -30,20 +30,28 @@ struct VoiceQuestionTests {
         let feed: AsyncStream<VoiceQueries<ManualClock>.Input>.Continuation
 
         init(heard: String = "what time is it", answer: String = "It is noon.", mode: Mode = .assistant) {
-            let transport = FakeServer(heard: heard, answer: answer)
+            queries = Self.queries(
+                server: FakeServer(heard: heard, answer: answer), glasses: glasses, events: events, records: records,
+                mode: mode, clock: clock, device: "AA:BB:CC:DD:EE:FF")
+            (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries<ManualClock>.Input.self)
+        }
+
+        /// The product under test, its chat and speech requests both to `server`.
+        static func queries(
+            server: any HTTPTransport, glasses: FakeGlasses, events: RecordedEvents, records: MemoryRecords, mode: Mode,
+            sees: Bool = true, clock: ManualClock, device: String?, logger: Logger = Logger(label: "test")
+        ) -> VoiceQueries<ManualClock> {
             let client = OpenAIChatClient(
                 config: ChatServerConfig(baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30)),
-                transport: transport)
+                transport: server)
             let transcriber = TranscriptionClient(
                 config: TranscriptionConfig(baseURL: "http://server/v1", model: "whisper", apiKey: nil, timeout: .seconds(30)),
-                transport: transport)
-            queries = VoiceQueries(
+                transport: server)
+            return VoiceQueries(
                 session: glasses, assistant: Assistant(client: client, store: MemoryConversation(), historyBudget: 1000),
                 transcriber: transcriber, transcriptions: records, photos: records, signals: events, mode: ModeSetting(mode),
-                voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: true, translates: true),
-                device: { "AA:BB:CC:DD:EE:FF" }, latestSceneFrame: { nil }, clock: clock, logger: Logger(label: "test"),
-                turns: records)
-            (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries<ManualClock>.Input.self)
+                voice: VoiceSettings(), visionModel: nil, abilities: BackendAbilities(hears: true, sees: sees, translates: true),
+                device: { device }, latestSceneFrame: { nil }, clock: clock, logger: logger, turns: records)
         }
 
         /// Runs the product while `body` plays the wearer.
