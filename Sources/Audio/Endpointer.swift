@@ -4,6 +4,8 @@ public enum UtteranceEvent: Sendable, Equatable {
     case speechStarted
     /// `pauseSilence` of silence after speech: the speaker may be done (or only pausing).
     case paused
+    /// `statementSilence` of silence after speech: a sentence that is not a question may be over.
+    case pausedLong
     /// Speech again after `.paused`: what was said before the pause was not all.
     case resumed
     case ended(EndReason)
@@ -34,6 +36,7 @@ public struct Endpointer: Sendable, Equatable {
     private var collected: Duration = .zero  // speech since `candidate`
     private var silence: Duration = .zero  // unbroken silence, up to now
     private var pausing = false  // `.paused` was reported for the silence now going on
+    private var pausingLong = false  // and `.pausedLong`
 
     public init(settings: VoiceSettings, frameDuration: Duration, startGap: Duration = .milliseconds(300)) {
         self.settings = settings
@@ -66,10 +69,17 @@ public struct Endpointer: Sendable, Equatable {
         } else if isSpeech {
             if pausing { events.append(.resumed) }
             pausing = false
+            pausingLong = false
         } else {
             if !pausing && silence >= settings.pauseSilence && settings.pauseSilence < settings.trailingSilence {
                 pausing = true
                 events.append(.paused)
+            }
+            if pausing && !pausingLong && silence >= settings.statementSilence
+                && settings.statementSilence < settings.trailingSilence
+            {
+                pausingLong = true
+                events.append(.pausedLong)
             }
             if silence >= settings.trailingSilence { ended = .silence }
         }

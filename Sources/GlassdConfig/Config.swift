@@ -40,7 +40,10 @@ public struct Config: Sendable, Equatable {
     public var trailingSilenceMS = 800
     /// Silence after speech at which the words so far are transcribed and a finished sentence
     /// ends the question, in milliseconds; 0: never (no eager requests, the trailing silence only).
-    public var eagerPauseMS = 160
+    public var eagerPauseMS = 100
+    /// Silence after which a finished sentence that is not a question ends a spoken question
+    /// (a question ends at the eager pause), in milliseconds; from trailing_silence_ms up: never.
+    public var statementPauseMS = 650
     /// The longest spoken question, in seconds.
     public var maxUtteranceSeconds = 30
     /// How many photos are kept (the oldest go).
@@ -146,6 +149,8 @@ public struct Config: Sendable, Equatable {
         config.trailingSilenceMS =
             try reader.int(voice, "voice", "trailing_silence_ms", in: 200...5000) ?? config.trailingSilenceMS
         config.eagerPauseMS = try reader.int(voice, "voice", "eager_pause_ms", in: 0...5000) ?? config.eagerPauseMS
+        config.statementPauseMS =
+            try reader.int(voice, "voice", "statement_pause_ms", in: 0...5000) ?? config.statementPauseMS
         config.maxUtteranceSeconds =
             try reader.int(voice, "voice", "max_seconds", in: 2...30) ?? config.maxUtteranceSeconds
         config.photosKept = try reader.int(photos, "photos", "keep", in: 1...100_000) ?? config.photosKept

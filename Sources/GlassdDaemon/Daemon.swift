@@ -111,7 +111,8 @@ public enum Daemon {
         let voiceSettings = VoiceSettings(
             trailingSilence: .milliseconds(config.trailingSilenceMS), maximumLength: .seconds(config.maxUtteranceSeconds),
             // 0 (off): no pause is ever shorter than the trailing silence, so none is reported.
-            pauseSilence: .milliseconds(config.eagerPauseMS == 0 ? config.trailingSilenceMS : config.eagerPauseMS))
+            pauseSilence: .milliseconds(config.eagerPauseMS == 0 ? config.trailingSilenceMS : config.eagerPauseMS),
+            statementSilence: .milliseconds(config.statementPauseMS))
         let linked = await linkInterface(
             config: config, kinds: options.kinds, database: database, connection: connection, statuses: statuses, updateMark: updateMark,
             logger: logger

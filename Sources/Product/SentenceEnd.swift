@@ -1,21 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Foundation
 
-/// Whether a transcript so far reads as a finished sentence, so the turn may end at a short pause
-/// instead of waiting out the long silence. Errs on the patient side: a wrong "no" costs the
-/// wearer the long silence, a wrong "yes" cuts their question short.
-public enum SentenceEnd {
-    /// Finished: it ends with Whisper's ".", "?" or "!" (not "..." or "…", which it writes for
+/// How a transcript so far ends, so the turn may end at a short pause instead of waiting out the
+/// long silence. Errs on the patient side: a wrong "unfinished" costs the wearer the long
+/// silence, a wrong "question" cuts their question short.
+public enum SentenceEnd: Sendable, Equatable {
+    /// Not a whole sentence (or not one this can judge): the long silence ends the turn.
+    case unfinished
+    /// A whole question ("?"): the turn ends at once.
+    case question
+    /// A whole sentence that is not a question ("." or "!"): it may go on after a breath ("who
+    /// wrote the book" … "Pride and Prejudice"), so a longer pause ends it.
+    case statement
+
+    /// Whole: it ends with Whisper's ".", "?" or "!" (not "..." or "…", which it writes for
     /// speech trailing off) and its last word is not one a sentence cannot end on in English.
-    /// Other languages than English have no such list here: never finished (the long silence).
-    public static func looksFinished(_ text: String, language: String? = nil) -> Bool {
-        if let language, !language.isEmpty, language.lowercased() != "en" { return false }
+    /// Other languages than English have no such list here: unfinished (the long silence).
+    public init(_ text: String, language: String? = nil) {
+        self = .unfinished
+        if let language, !language.isEmpty, language.lowercased() != "en" { return }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let last = trimmed.last, ".?!".contains(last) else { return false }
-        guard !trimmed.hasSuffix("..") else { return false }
+        guard let last = trimmed.last, ".?!".contains(last), !trimmed.hasSuffix("..") else { return }
         let words = trimmed.lowercased().split { !($0.isLetter || $0 == "'") }
-        guard let word = words.last else { return false }
-        return !dangling.contains(String(word))
+        guard let word = words.last, !Self.dangling.contains(String(word)) else { return }
+        self = last == "?" ? .question : .statement
     }
 
     /// Words a question cut at a pause ends on: conjunctions, prepositions, articles and other

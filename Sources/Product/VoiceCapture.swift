@@ -20,6 +20,10 @@ final class VoiceCapture<C: Clock> where C.Duration == Duration {
     var pausedAt: ContinuousClock.Instant?
     /// The transcript of what was said before the pause going on now, if one was asked for.
     var eager: EagerTranscript?
+    /// How its words end, once it is back.
+    var eagerEnding: SentenceEnd?
+    /// The pause going on now has lasted the statement silence.
+    var pausedLong = false
     /// Eager transcripts asked for (each costs a request).
     var eagerRequests = 0
 
@@ -39,6 +43,7 @@ final class VoiceCapture<C: Clock> where C.Duration == Duration {
     func dropEager() {
         eager?.drop()
         eager = nil
+        eagerEnding = nil
     }
 
     /// A hold's question: a photo goes with it.

@@ -4,9 +4,10 @@ import Testing
 
 @Suite("Endpointer", .timeLimit(.minutes(5)))
 struct EndpointerTests {
-    /// Pushes the flags; each event with the 1-based number of the frame that caused it.
+    /// Pushes the flags; each event with the 1-based number of the frame that caused it. The
+    /// tests' own pause (8 frames), not the default's.
     private func run(
-        _ flags: [Bool], _ settings: VoiceSettings = VoiceSettings()
+        _ flags: [Bool], _ settings: VoiceSettings = VoiceSettings(pauseSilence: .milliseconds(160))
     ) -> (Endpointer, [Int: [UtteranceEvent]]) {
         var endpointer = Endpointer(settings: settings, frameDuration: .milliseconds(20))
         var events: [Int: [UtteranceEvent]] = [:]
@@ -23,7 +24,8 @@ struct EndpointerTests {
     func speechThenSilence() {
         let (e, events) = run(frames(true, 50) + frames(false, 100))
         // 200 ms = 10 frames; 160 ms = 8 and 800 ms = 40 frames of silence after frame 50.
-        #expect(events == [10: [.speechStarted], 58: [.paused], 90: [.ended(.silence)]])
+        // 650 ms (the statement pause) = 33 frames.
+        #expect(events == [10: [.speechStarted], 58: [.paused], 83: [.pausedLong], 90: [.ended(.silence)]])
         #expect(e.speechStart == .zero)
         #expect(e.speech == .seconds(1))
         #expect(e.elapsed == .milliseconds(1800))
@@ -34,7 +36,10 @@ struct EndpointerTests {
     func pauseInside() {
         let flags = frames(false, 5) + frames(true, 20) + frames(false, 39) + frames(true, 5) + frames(false, 40)
         let (_, events) = run(flags)
-        #expect(events == [15: [.speechStarted], 33: [.paused], 65: [.resumed], 77: [.paused], 109: [.ended(.silence)]])
+        #expect(events == [
+            15: [.speechStarted], 33: [.paused], 58: [.pausedLong], 65: [.resumed], 77: [.paused], 102: [.pausedLong],
+            109: [.ended(.silence)],
+        ])
     }
 
     @Test("a gap shorter than the pause silence is no pause; each pause is reported once")
@@ -104,16 +109,30 @@ struct EndpointerTests {
         var e = Endpointer(settings: VoiceSettings(), frameDuration: .milliseconds(20))
         var all: [UtteranceEvent] = []
         for flag in frames(true, 20) + frames(false, 40) + frames(true, 100) { all += e.push(speech: flag) }
-        #expect(all == [.speechStarted, .paused, .ended(.silence)])
+        #expect(all == [.speechStarted, .paused, .pausedLong, .ended(.silence)])
         #expect(e.elapsed == .milliseconds(1200))
         #expect(e.ended == .silence)
+    }
+
+    @Test("a longer pause is reported once after the pause, not without one, and again after speech")
+    func pausedLong() {
+        let s = VoiceSettings(pauseSilence: .milliseconds(100), statementSilence: .milliseconds(300))
+        let flags = frames(true, 20) + frames(false, 16) + frames(true, 5) + frames(false, 40)
+        // 100 ms = 5 frames, 300 ms = 15, 800 ms = 40 of silence.
+        #expect(run(flags, s).1 == [10: [.speechStarted], 25: [.paused], 35: [.pausedLong], 37: [.resumed], 46: [.paused], 56: [.pausedLong], 81: [.ended(.silence)]])
+        // Not below the trailing silence, or with no pause before it (eager look off): none.
+        let never = VoiceSettings(pauseSilence: .milliseconds(800), statementSilence: .milliseconds(300))
+        #expect(run(frames(true, 20) + frames(false, 40), never).1 == [10: [.speechStarted], 60: [.ended(.silence)]])
+        let late = VoiceSettings(pauseSilence: .milliseconds(100), statementSilence: .milliseconds(800))
+        #expect(run(frames(true, 20) + frames(false, 40), late).1 == [10: [.speechStarted], 25: [.paused], 60: [.ended(.silence)]])
     }
 
     @Test("other settings")
     func settings() {
         let s = VoiceSettings(
             trailingSilence: .milliseconds(300), minimumSpeech: .milliseconds(100), maximumLength: .seconds(5))
-        #expect(run(frames(true, 5) + frames(false, 30), s).1 == [5: [.speechStarted], 13: [.paused], 20: [.ended(.silence)]])
+        // The default pause: 100 ms = 5 frames.
+        #expect(run(frames(true, 5) + frames(false, 30), s).1 == [5: [.speechStarted], 10: [.paused], 20: [.ended(.silence)]])
         // Zero minimum and trailing silence: the first speech frame starts, the first silent one ends.
         let zero = VoiceSettings(trailingSilence: .zero, minimumSpeech: .zero)
         let flags = frames(false, 3) + frames(true, 3) + frames(false, 3)

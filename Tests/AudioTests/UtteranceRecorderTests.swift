@@ -10,7 +10,7 @@ struct UtteranceRecorderTests {
         var utterance: Utterance
         func at(_ event: UtteranceEvent) -> Duration? { events.first { $0.0 == event }?.1 }
         /// The start and the end, without the pauses inside.
-        var bounds: [UtteranceEvent] { events.map(\.0).filter { $0 != .paused && $0 != .resumed } }
+        var bounds: [UtteranceEvent] { events.map(\.0).filter { ![.paused, .pausedLong, .resumed].contains($0) } }
         /// The pauses: each but the last one resumed, in turn.
         var pausesWellFormed: Bool {
             let inside = events.map(\.0).filter { $0 == .paused || $0 == .resumed }

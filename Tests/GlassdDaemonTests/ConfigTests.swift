@@ -34,6 +34,7 @@ struct ConfigTests {
             [voice]
             trailing_silence_ms = 600
             eager_pause_ms = 0
+            statement_pause_ms = 400
             max_seconds = 20
 
             [photos]
@@ -55,6 +56,7 @@ struct ConfigTests {
         #expect(config.transcriptionTranslates)
         #expect(config.trailingSilenceMS == 600)
         #expect(config.eagerPauseMS == 0)
+        #expect(config.statementPauseMS == 400)
         #expect(config.maxUtteranceSeconds == 20)
         #expect(config.photosKept == 7)
     }
@@ -67,7 +69,8 @@ struct ConfigTests {
         #expect(config.timeoutSeconds == 60)
         #expect(config.conversationTokenLimit == 0)
         #expect(!config.embedded)
-        #expect(config.eagerPauseMS == 160, "the fast end of turn by default")
+        #expect(config.eagerPauseMS == 100, "the fast end of turn by default")
+        #expect(config.statementPauseMS == 650)
     }
 
     @Test(
@@ -83,6 +86,7 @@ struct ConfigTests {
             ("[voice]\nmax_seconds = 31", "[voice] max_seconds"),
             ("[voice]\ntrailing_silence_ms = 10", "[voice] trailing_silence_ms"),
             ("[voice]\neager_pause_ms = -1", "[voice] eager_pause_ms"),
+            ("[voice]\nstatement_pause_ms = 6000", "[voice] statement_pause_ms"),
             ("[photos]\nkeep = 0", "[photos] keep"),
             ("assistant = 3", "[assistant] must be a table"),
             ("[assistant\nbase_url = 1", "line 1"),

@@ -123,6 +123,50 @@ struct SpeechServerTests {
         }
     }
 
+    @Test("A request whose client left while it waited its turn is not transcribed: the next one does not wait for it")
+    func leftBeforeItsTurn() async throws {
+        try await World.with { world in
+            let long = try await spoken(
+                "please remind me tomorrow morning at half past seven to call the dentist about my appointment, "
+                    + "and then to buy bread, milk and eggs on the way home from work", in: world.directory)
+            let short = try await spoken("what is the capital of france", in: world.directory)
+            let shortPath = world.directory + "/left.wav"
+            try Data(short).write(to: URL(fileURLWithPath: shortPath))
+            try await EmbeddedBackend.withSpeech(in: world.directory) { _, url, model in
+                let client = TranscriptionClient(
+                    config: TranscriptionConfig(baseURL: url, model: model, apiKey: nil, timeout: .seconds(60)),
+                    transport: try CurlHTTPTransport())
+                // The long question (the 30 s window) holds the turn while a second client sends its question and
+                // closes the connection at once, as glassd does with an eager look it no longer needs.
+                async let first = client.transcribe(wav: long, task: .transcribe)
+                let port = EmbeddedBackend.port(of: url) ?? 0
+                let left = try await runCommand("python3", ["-c", Self.leavingClient, "\(port)", shortPath])
+                #expect(left.ok, "\(left.stderr)")
+                #expect(try await first.lowercased().contains("dentist"))
+                // Asked after the first was answered: the one that left had the turn before it.
+                #expect(try await client.transcribe(wav: short, task: .transcribe).lowercased().contains("france"))
+                let log = (try? String(contentsOfFile: world.directory + "/speech.log", encoding: .utf8)) ?? ""
+                #expect(log.contains("the client left before its turn: not transcribed"), "\(log)")
+                // Two transcriptions were answered, not three.
+                #expect(log.components(separatedBy: "POST /v1/audio/transcriptions HTTP/1.1\" 200").count - 1 == 2, "\(log)")
+            }
+        }
+    }
+
+    /// A client that sends a whole transcription request (argv: port, WAV file) and leaves.
+    private static let leavingClient = """
+        import socket, sys
+        audio = open(sys.argv[2], "rb").read()
+        b = "glassd-left"
+        body = (f"--{b}\\r\\nContent-Disposition: form-data; name=\\"model\\"\\r\\n\\r\\nwhisper-tiny.en\\r\\n"
+                f"--{b}\\r\\nContent-Disposition: form-data; name=\\"file\\"; filename=\\"q.wav\\"\\r\\n"
+                "Content-Type: audio/wav\\r\\n\\r\\n").encode() + audio + f"\\r\\n--{b}--\\r\\n".encode()
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+        s.sendall(f"POST /v1/audio/transcriptions HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: multipart/form-data; boundary={b}\\r\\n"
+                  f"Content-Length: {len(body)}\\r\\n\\r\\n".encode() + body)
+        s.close()
+        """
+
     @Test("Spanish speech: glassd's translate task gets English from Whisper base, whatever model it names; a Spanish transcription is Spanish words")
     func translates() async throws {
         try await World.with { world in

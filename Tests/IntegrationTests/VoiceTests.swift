@@ -89,7 +89,7 @@ struct VoiceTests {
     func eagerEndOfTurn() async throws {
         try await withGlasses { ble, bus, vm in
             // The recording's speech ends 4.34 s in; a recording cut at a pause inside it is at most
-            // 4.33 s long (160 ms of silence, then speech again), one cut at its end at least 4.49 s.
+            // 4.27 s long (100 ms of silence, then speech again), one cut at its end at least 4.43 s.
             try await ble.world.setTranscript(
                 "What's the weather in Paris tomorrow? Should I take an umbrella?", partial: "What's the weather in",
                 below: 4.4)

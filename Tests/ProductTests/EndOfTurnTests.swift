@@ -8,9 +8,10 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The end of a spoken turn: at a short pause the words so far are transcribed; a finished
-/// sentence ends the turn there, anything else waits for the long silence, speech after the
-/// pause drops them, and a failed eager request leaves the question to the usual one.
+/// The end of a spoken turn: at a short pause the words so far are transcribed; a question
+/// ends the turn there, another finished sentence at a longer pause, anything else waits for the
+/// long silence, speech after the pause drops them, and a failed eager request leaves the
+/// question to the usual one.
 @Suite("End of turn", .timeLimit(.minutes(1)))
 struct EndOfTurnTests {
     /// Speech with no pause in it as long as the eager one (checked by `noPauseInside`): a
@@ -68,7 +69,7 @@ struct EndOfTurnTests {
             send(try EndOfTurnTests.speech() + EndOfTurnTests.silence(400))
             await server.wait { $0.arrived.count == 1 }
             server.release()
-            await log.wait(for: "eager transcript back finished=false")
+            await log.wait(for: "eager transcript back ending=unfinished")
         }
 
         var arrived: [String] { server.state.withLock { $0.arrived } }
@@ -123,6 +124,30 @@ struct EndOfTurnTests {
             #expect(said.last == .answered(question: "What is the capital of France?", answer: "Paris."))
         }
         #expect(world.arrived.count == 2)
+    }
+
+    @Test("a statement does not end at the short pause: the words after a breath are in the question, and it ends at the statement pause, before the long silence")
+    func statementWaits() async throws {
+        let world = World(replies: [.text("Who wrote the book."), .text("Who wrote the book Pride and Prejudice.")])
+        try await world.run {
+            world.start()
+            world.send(try Self.speech() + Self.silence(400))  // a breath of 400 ms: less than the statement pause
+            await world.server.wait { $0.arrived.count == 1 }
+            world.server.release()
+            await world.log.wait(for: "eager transcript back ending=statement")
+            world.send(try Self.speech() + Self.silence(400))  // "Pride and Prejudice", then a pause
+            await world.server.wait { $0.arrived.count == 2 }
+            world.server.release()
+            await world.log.wait(for: "eager transcript back ending=statement", count: 2)
+            // 750 ms of silence in all: past the statement pause (650 ms, heard 700 ms in: the filters hold
+            // some back), short of the long silence (800 ms, heard 840 ms in).
+            world.send(Self.silence(350))
+            await world.glasses.wait { $0.stopRecordings == 1 }
+            world.end()
+            let said = await world.answered()
+            #expect(said.first == .transcribed("Who wrote the book Pride and Prejudice."))
+        }
+        #expect(world.arrived.count == 2, "the eager transcript at the end was the question: no request after it")
     }
 
     @Test("an unfinished sentence with nothing after it ends at the long silence, with its eager transcript: one request")

@@ -2,17 +2,21 @@
 import Product
 import Testing
 
-@Suite("Whether the words so far end a sentence", .timeLimit(.minutes(1)))
+@Suite("How the words so far end", .timeLimit(.minutes(1)))
 struct SentenceEndTests {
     @Test(
-        "finished: Whisper's end punctuation after a word a sentence ends on",
-        arguments: [
-            "What is the capital of France?", "What time is it?", "Tell me about the weather in Paris tomorrow.",
-            "Turn it off!", " How tall is Mount Everest? ", "What's 12 times 7?", "Who wrote Hamlet?",
-        ])
-    func finished(_ text: String) {
-        #expect(SentenceEnd.looksFinished(text))
-        #expect(SentenceEnd.looksFinished(text, language: "en"))
+        "a question: Whisper's question mark after a word a sentence ends on",
+        arguments: ["What is the capital of France?", "What time is it?", " How tall is Mount Everest? ", "What's 12 times 7?", "Who wrote Hamlet?"])
+    func question(_ text: String) {
+        #expect(SentenceEnd(text) == .question)
+        #expect(SentenceEnd(text, language: "en") == .question)
+    }
+
+    @Test(
+        "a statement: a full stop or an exclamation mark after a word a sentence ends on (it may go on after a breath)",
+        arguments: ["Tell me about the weather in Paris tomorrow.", "Turn it off!", "Who wrote the book.", "Remind me to buy milk."])
+    func statement(_ text: String) {
+        #expect(SentenceEnd(text) == .statement)
     }
 
     @Test(
@@ -24,13 +28,13 @@ struct SentenceEndTests {
             "what time is it",
         ])
     func unfinished(_ text: String) {
-        #expect(!SentenceEnd.looksFinished(text))
+        #expect(SentenceEnd(text) == .unfinished)
     }
 
     @Test("another language than English has no word list: never finished early")
     func otherLanguage() {
-        #expect(!SentenceEnd.looksFinished("Wie spät ist es?", language: "de"))
-        #expect(SentenceEnd.looksFinished("What time is it?", language: "EN"))
-        #expect(SentenceEnd.looksFinished("What time is it?", language: ""))
+        #expect(SentenceEnd("Wie spät ist es?", language: "de") == .unfinished)
+        #expect(SentenceEnd("What time is it?", language: "EN") == .question)
+        #expect(SentenceEnd("What time is it?", language: "") == .question)
     }
 }
