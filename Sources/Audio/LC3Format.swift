@@ -18,7 +18,7 @@ public struct LC3Format: Sendable, Hashable, CustomStringConvertible {
     public static let minimumBitrate = Int(LC3_MIN_BITRATE)
     public static let frameBytesRange = Int(LC3_MIN_FRAME_BYTES)...Int(LC3_MAX_FRAME_BYTES)
 
-    /// 16 kHz, 10 ms, 32 kbps (40-byte frames): glassd's choice for Halo's speaker and microphone.
+    /// 16 kHz, 10 ms, 32 kbps (40-byte frames): glassd's choice for Halo's speaker (its microphone sends 48 kbps).
     /// Measured (Scripts/bench-speech-embedded --mic-formats): an eighth of PCM16's bytes for 2.5
     /// points more words wrong; 16 kbps halves the bytes again for 2.6 points more.
     public static let voice = LC3Format(checkedRate: 16_000, duration: .ms10, frameBytes: 40)

@@ -317,9 +317,9 @@ struct FrameGlassesTests {
                 let seconds = (audio["duration_s"] as? Double) ?? 0
                 #expect(seconds > 3 && seconds < 8, "\(audio)")
                 #expect(audio["wav_rate"] as? Int == 16_000, "\(audio)")
-                // The app said LC3 at 16 kHz in 40-byte 10 ms frames (AUDIO_START, as the Halo sent it).
+                // The app said LC3 at 16 kHz in 60-byte 10 ms frames, 48 kbps (AUDIO_START, as the Halo sent it).
                 let sent = try String(contentsOfFile: ble.world.directory + "/frame\(frame).jsonl", encoding: .utf8)
-                #expect(sent.contains("\"tx\": \"0182100028" + "64\""), "no LC3 AUDIO_START among what the Halo sent")
+                #expect(sent.contains("\"tx\": \"018210003c" + "64\""), "no LC3 AUDIO_START among what the Halo sent")
             }
         }
     }
