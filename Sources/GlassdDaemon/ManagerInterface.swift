@@ -92,7 +92,8 @@ struct ManagerInterface {
         let text = call.arguments.first?.string ?? ""
         let id = glassdQueryID(sender: call.sender, cookie: call.cookie)
         let questions = TypedQuestions(
-            assistant: assistant, session: link?.session, signals: signals, mode: mode, speech: speech, logger: logger)
+            assistant: assistant, session: link?.session, signals: signals, mode: mode, speech: speech, logger: logger,
+            turns: turnTimingStore.map { SignalledTurnRecords(store: $0, signals: signals) })
         let sender = call.sender
         do {
             let reply = try await questions.ask(text, id: id, speak: speak) { [mayShowOnGlasses] in await mayShowOnGlasses(sender) }

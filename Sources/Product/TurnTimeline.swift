@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import Glasses
+import Logging
 import Synchronization
 
-/// When each stage of one turn happened, from its start (the glasses began sending the question):
+/// When each stage of one turn happened, from its start (the glasses began sending the question,
+/// or a typed one arrived):
 /// kept with the turn, so that a slow one shows where its time went, as a voice agent's per-turn
 /// latency report does. Stages are marked from any task; each keeps its first mark.
 public final class TurnTimeline: Sendable {
@@ -37,6 +40,27 @@ public final class TurnTimeline: Sendable {
     public var micros: [String: Int64] {
         marks.withLock { marks in
             Dictionary(uniqueKeysWithValues: marks.map { ($0.key.rawValue, Self.micros($0.value)) })
+        }
+    }
+
+    /// Kept in `turns` (nowhere if nil) as turn `queryID`, with when the glasses showed the
+    /// answer (`stream`) and began to speak it (`spoken`); a failure to keep it is only logged.
+    func keep(
+        in turns: (any TurnRecords)?, queryID: String, at unixMS: Int64, stream: AnswerStream?, spoken: SpokenAnswer?,
+        logger: Logger
+    ) async {
+        guard let turns else { return }
+        if let shown = stream?.shown {
+            if let first = shown.first { mark(.firstWord, at: first) }
+            if let last = shown.last { mark(.lastWord, at: last) }
+        }
+        if let first = spoken?.firstAudio { mark(.firstAudio, at: first) }
+        let stages = micros
+        guard !stages.isEmpty else { return }  // a question refused before anything happened
+        do {
+            try await turns.keep(queryID: queryID, at: unixMS, stages: stages)
+        } catch {
+            logger.warning("the turn's timings could not be kept: \(error)")
         }
     }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import AssistantEngine
+import Foundation
 import Glasses
 import Logging
 
@@ -16,11 +17,14 @@ public struct TypedQuestions: Sendable {
     /// How answers are spoken; nil: never (`[speech_out] speak = "never"`, or no server).
     let speech: SpeechOut?
     let logger: Logger
+    /// Where each question's timeline is kept (from its arrival); nil: nowhere.
+    let turns: (any TurnRecords)?
 
     public init(
         assistant: Assistant, session: (any GlassesSession)?, signals: any QueryEvents, mode: ModeSetting,
-        speech: SpeechOut? = nil, logger: Logger
+        speech: SpeechOut? = nil, logger: Logger, turns: (any TurnRecords)? = nil
     ) {
+        self.turns = turns
         self.assistant = assistant
         self.session = session
         self.signals = signals
@@ -43,6 +47,7 @@ public struct TypedQuestions: Sendable {
             return log
         }()
         log.debug("query", metadata: ["text": "\(text)"])
+        let timeline = TurnTimeline()
         let allowed = await mayWrite(question: text, mayShow: mayShow, logger: log)
         let stream = allowed ? try? await session?.answerStream(claim: true) : nil
         stream?.heading(ConversationNotice.heading(question: text))
@@ -58,6 +63,7 @@ public struct TypedQuestions: Sendable {
                         onNewConversation: ConversationNotice.announcer(
                             question: text, stream: stream, limit: assistant.conversationTokenLimit, logger: log)
                     ) { piece in
+                        timeline.mark(.firstToken)
                         signals.answerDelta(id, piece)
                         stream?.append(piece)
                         spoken?.append(piece)
@@ -79,6 +85,8 @@ public struct TypedQuestions: Sendable {
             if case .success = answer { spoken.finish() } else { spoken.cancel() }
             if let report = await spokenReport { spoken.log(report, logger: log) }
         }
+        let unixMS = Int64(Date().timeIntervalSince1970 * 1000)
+        await timeline.keep(in: turns, queryID: id, at: unixMS, stream: stream, spoken: spoken, logger: log)
         switch answer {
         case .success(let reply):
             signals.answered(id, question: text, answer: reply.text)

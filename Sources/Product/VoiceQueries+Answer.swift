@@ -90,22 +90,7 @@ extension VoiceQueries {
                 await keepCut(id, said: spoken.said(report), outcome: outcome, heard: heard.text, logger: log)
             }
         }
-        await keep(timeline, of: id, stream: stream, spoken: spoken, logger: log)
-    }
-
-    /// The turn's timeline, with when the glasses showed and spoke the answer, kept with it.
-    private func keep(_ timeline: TurnTimeline, of id: String, stream: AnswerStream?, spoken: SpokenAnswer?, logger: Logger) async {
-        guard let turns else { return }
-        if let shown = stream?.shown {
-            if let first = shown.first { timeline.mark(.firstWord, at: first) }
-            if let last = shown.last { timeline.mark(.lastWord, at: last) }
-        }
-        if let first = spoken?.firstAudio { timeline.mark(.firstAudio, at: first) }
-        do {
-            try await turns.keep(queryID: id, at: now(), stages: timeline.micros)
-        } catch {
-            logger.warning("the turn's timings could not be kept: \(error)")
-        }
+        await timeline.keep(in: turns, queryID: id, at: now(), stream: stream, spoken: spoken, logger: log)
     }
 
     /// An answer the wearer cut off while it was spoken is kept as far as it was said, marked

@@ -17,6 +17,7 @@ struct TypedQuestionsTests {
         let events: RecordedEvents
         let server: FakeServer
         let conversation: MemoryConversation
+        let records = MemoryRecords()
         let questions: TypedQuestions
         /// How often the product asked whether the caller may use Display.
         let displayAsked = Mutex(0)
@@ -41,7 +42,7 @@ struct TypedQuestionsTests {
             self.conversation = conversation
             questions = TypedQuestions(
                 assistant: assistant, session: hasGlasses ? glasses : nil, signals: events, mode: ModeSetting(mode),
-                speech: speech, logger: Logger(label: "test"))
+                speech: speech, logger: Logger(label: "test"), turns: records)
         }
 
         func ask(
@@ -82,6 +83,21 @@ struct TypedQuestionsTests {
         #expect(shown.pages.isEmpty, "a text answer stays as it streamed")
         #expect(world.asked == 1)
         #expect(world.conversation.turns.withLock { $0.map(\.text) } == ["what time is it", "It is noon."])
+    }
+
+    @Test("each typed question's timeline is kept: its first token, then its first and last words on the glasses; none for one refused before anything happened")
+    func timelineKept() async throws {
+        let world = World()
+        _ = try await world.ask("what time is it")
+        let stages = try #require(world.records.turns.withLock { $0["q1"] })
+        #expect(Set(stages.keys) == ["first_token", "first_word", "last_word"], "\(stages)")
+        let order = ["first_token", "first_word", "last_word"].compactMap { stages[$0] }
+        #expect(order == order.sorted(), "\(stages)")
+        // Answered to the caller alone: no words on the glasses, the first token only.
+        _ = try await world.ask("what time is it", id: "q2", mayShow: false)
+        #expect(world.records.turns.withLock { $0["q2"].map { Set($0.keys) } } == ["first_token"])
+        await #expect(throws: AssistantError.self) { _ = try await world.ask("", id: "q3") }
+        #expect(world.records.turns.withLock { $0["q3"] } == nil)
     }
 
     @Test("a caller that may not use Display: answered to it alone, nothing written on the glasses")
