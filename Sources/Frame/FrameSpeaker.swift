@@ -60,6 +60,11 @@ actor FrameSpeaker<C: Clock>: GlassesSpeaker where C.Duration == Duration {
     /// How long the app has to answer speakStart and speakStop.
     static var replyTimeout: Duration { .seconds(5) }
 
+    /// How long after the model's end the speaker is still let play: the link and the glasses'
+    /// app hold audio a while before it plays (the model counts from the write), and a stop sent
+    /// at the model's end cut the last 170 ms of an answer on a loaded host.
+    static var tail: Duration { .milliseconds(300) }
+
     init(
         format: SpeakerFormat, channel: any ByteChannel, line: SpeakerLine, clock: C, logger: Logger,
         send: @escaping @Sendable (AppMessage) async throws -> Void
@@ -103,8 +108,9 @@ actor FrameSpeaker<C: Clock>: GlassesSpeaker where C.Duration == Duration {
     }
 
     func finish() async throws -> SpeakerReport {
-        let rest = pacer.drained(at: clock.now)
-        if rest > .zero, !line.now.cut { try await clock.sleep(for: rest) }
+        if let end = pacer.playsUntil?.advanced(by: Self.tail), clock.now < end, !line.now.cut {
+            try await clock.sleep(until: end, tolerance: nil)
+        }
         return try await end(cut: line.now.cut)
     }
 

@@ -55,6 +55,9 @@ public struct SpeakerPacer<C: Clock>: Sendable where C.Duration == Duration {
     /// When, after `now`, the last byte written will have played.
     public func drained(at now: C.Instant) -> Duration { duration(of: fill(at: now)) }
 
+    /// When the last byte written will have played, as modelled; nil before any write.
+    public var playsUntil: C.Instant? { start.map { $0.advanced(by: duration(of: run)) } }
+
     /// Waits until `count` bytes fit, then notes them as written: the caller writes them next.
     public mutating func admit(_ count: Int, clock: C) async throws {
         let wait = delay(before: count, at: clock.now)

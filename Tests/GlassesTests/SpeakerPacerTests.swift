@@ -88,6 +88,8 @@ struct SpeakerPacerTests {
         #expect(pacer.delay(before: 512, at: t0) == .milliseconds(16), "512 bytes play in 16 ms")
         #expect(pacer.played(at: t0.advanced(by: .milliseconds(100))) == 3200)
         #expect(pacer.drained(at: t0) == .milliseconds(192))
+        #expect(pacer.playsUntil == t0.advanced(by: .milliseconds(192)))
+        #expect(Pacer(bytesPerSecond: 32_000).playsUntil == nil, "nothing written: nothing plays")
     }
 
     @Test("after the buffer runs dry between sentences, playback restarts with the next write; everything written counts as played once drained")
