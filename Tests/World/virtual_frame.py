@@ -238,9 +238,10 @@ class Control(ServiceInterface):
         if self.vf.halo:
             await self.vf.tap("double")
             return
-        await self.vf.tap()
-        await asyncio.sleep(0.15)
-        await self.vf.tap()
+        # Both at once, the second with its time: on a loaded host a sleep here could run past
+        # the window, and the glasses would see two single taps no finger made.
+        first = await self.vf.tap()
+        await self.vf.tap(at=first + 0.15)
 
     @method()
     def SetCharging(self, charging: "b"):
@@ -706,19 +707,23 @@ class Frame:
         self._in_loop(lambda: self.loop.create_task(self.power_off("asleep")))
 
     # --- power, bond, DFU
-    async def tap(self, kind=None):
+    async def tap(self, kind=None, at=None):
+        """A tap, made now or at `at` (time.monotonic()); returns when it was made."""
         # A finger cannot tap twice within the app's 40 ms debounce: a tap asked for sooner (a
         # test that taps as soon as the display changed) comes when a finger's next one could.
-        since = time.monotonic() - self.last_tap
-        if since < FINGER_GAP_S:
-            await asyncio.sleep(FINGER_GAP_S - since)
-        self.last_tap = time.monotonic()
+        if at is None:
+            since = time.monotonic() - self.last_tap
+            if since < FINGER_GAP_S:
+                await asyncio.sleep(FINGER_GAP_S - since)
+            at = time.monotonic()
+        self.last_tap = at
         self.stats["taps"] += 1
         if self.mode == "asleep":       # a tap wakes it: it boots
             await self.power_on()
         elif self.mode == "app":
             # A Halo's firmware classifies each tap (after its multi-tap window): 'single' here.
-            self.vm.tap(kind or ("single" if self.halo else None))
+            self.vm.tap(kind or ("single" if self.halo else None), at)
+        return at
 
     async def power_off(self, mode="off"):
         if self.mode == "dfu":

@@ -47,6 +47,7 @@ class LuaVM:
         self.rx_callback = None
         self.tap_callback = None
         self.in_callback = False
+        self.tap_at = None  # while a tap's callback runs: when the tap was made
         self.sleeping = False         # frame.sleep() without seconds: the device sleeps
         self.powered = False
         self.time_offset = 0.0
@@ -63,8 +64,11 @@ class LuaVM:
     def data(self, data):
         self.inbox.put(("data", data))
 
-    def tap(self, kind=None):
-        self.inbox.put(("tap", kind))
+    def tap(self, kind=None, at=None):
+        """A tap made at `at` (time.monotonic(); now by default): the firmware runs the callback
+        as the tap comes, so frame.time.utc() inside it says when the tap was, however late this
+        VM's thread gets to it."""
+        self.inbox.put(("tap", (kind, time.monotonic() if at is None else at)))
 
     def interrupt(self):
         """0x03."""
@@ -163,16 +167,21 @@ class LuaVM:
             return
         self.in_callback = True
         try:
-            if kind == "data" or value is not None:
-                fn(value)   # data, or a Halo's tap kind ('single', 'double')
+            if kind == "data":
+                fn(value)
             else:
-                fn()
+                tap_kind, self.tap_at = value
+                if tap_kind is not None:
+                    fn(tap_kind)   # a Halo's ('single', 'double')
+                else:
+                    fn()
         except lupa.LuaError as e:
             if not self.broken.is_set():
                 self.stats["errors"] += 1
                 self.host.output(str(e).encode())
         finally:
             self.in_callback = False
+            self.tap_at = None
         if self.sleeping:
             self.host.request_deep_sleep()
 
@@ -228,7 +237,8 @@ class LuaVM:
                 self.time_offset = float(t) - (time.monotonic() - self.boot_time)
                 return None
             # The firmware counts milliseconds and returns seconds as a float (lua_time_utc).
-            return round(time.monotonic() - self.boot_time + self.time_offset, 3)
+            at = time.monotonic() if self.tap_at is None else self.tap_at
+            return round(at - self.boot_time + self.time_offset, 3)
 
         def mic_start(rate, bits, encoder=b"pcm", bitrate=None, duration=None, aec=False, voice=False, gain=0):
             encoder = encoder.decode() if isinstance(encoder, bytes) else str(encoder)
