@@ -4,9 +4,9 @@ import Logging
 import Synchronization
 
 /// When each stage of one turn happened, from its start (the glasses began sending the question,
-/// or a typed one arrived):
-/// kept with the turn, so that a slow one shows where its time went, as a voice agent's per-turn
-/// latency report does. Stages are marked from any task; each keeps its first mark.
+/// or a typed one arrived): kept with the turn, so that a slow one shows where its time went, as a
+/// voice agent's per-turn latency report does. Stages are marked from any task; each keeps its
+/// first mark.
 public final class TurnTimeline: Sendable {
     public enum Stage: String, CaseIterable, Sendable {
         /// The end of the wearer's speech: heard by glassd, or the glasses ended the recording.
