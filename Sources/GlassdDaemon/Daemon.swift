@@ -98,6 +98,7 @@ public enum Daemon {
             mayShowOnGlasses = { sender in await authority.allowsDisplay(sender) }
         }
         let signals = ManagerSignals(connection: connection, logger: logger)
+        let turnKeeper = TurnKeeper(store: SQLiteTurnTimingStore(database: database), signals: signals, logger: logger)
         let statuses = Watched(SessionStatus(state: .disconnected))
         let assistant = Assistant(
             client: client, store: store, historyBudget: config.historyBudget,
@@ -134,7 +135,7 @@ public enum Daemon {
                 visionModel: config.visionModel, abilities: abilities,
                 device: { await supervisor.snapshot().paired?.description },
                 latestSceneFrame: { await scene.latestFrame }, clock: ContinuousClock(), logger: logger, speech: speechOut,
-                turns: SignalledTurnRecords(store: SQLiteTurnTimingStore(database: database), signals: signals))
+                turns: turnKeeper)
             return GlassesProduct(session: session, voice: voice, scene: scene, claim: claim)
         }
         let updateHistory = SQLiteUpdateHistory(database: database)
@@ -175,7 +176,7 @@ public enum Daemon {
                 },
                 UpdateService.historyMethod(updateHistory, logger: logger),
             ], agents: agents, wake: config.wake, speech: speechOut, mayShowOnGlasses: mayShowOnGlasses,
-            turnTimingStore: SQLiteTurnTimingStore(database: database))
+            turnTimingStore: SQLiteTurnTimingStore(database: database), turns: turnKeeper)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
         try await connection.export(manager.spec, at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
@@ -200,6 +201,7 @@ public enum Daemon {
             BusService(connection: connection, logger: logger),
             WatchdogService(connection: connection, database: database),
             SettingsService(mode: mode, store: settings, logger: logger),
+            turnKeeper,
         ]
         if let linked {
             services.append(

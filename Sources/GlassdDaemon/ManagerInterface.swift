@@ -43,6 +43,8 @@ struct ManagerInterface {
     var mayShowOnGlasses: @Sendable (String) async -> Bool = { _ in true }
     /// Each turn's timeline (TurnTimings); nil: none kept.
     var turnTimingStore: SQLiteTurnTimingStore? = nil
+    /// Where a typed question's timeline goes; nil: nowhere.
+    var turns: (any TurnRecords)? = nil
 
     var spec: InterfaceSpec {
         typealias Manager1 = GlassdBus.Manager1
@@ -93,7 +95,7 @@ struct ManagerInterface {
         let id = glassdQueryID(sender: call.sender, cookie: call.cookie)
         let questions = TypedQuestions(
             assistant: assistant, session: link?.session, signals: signals, mode: mode, speech: speech, logger: logger,
-            turns: turnTimingStore.map { SignalledTurnRecords(store: $0, signals: signals) })
+            turns: turns)
         let sender = call.sender
         do {
             let reply = try await questions.ask(text, id: id, speak: speak) { [mayShowOnGlasses] in await mayShowOnGlasses(sender) }

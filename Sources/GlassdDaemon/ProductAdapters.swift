@@ -7,17 +7,6 @@ import Storage
 // The stores the product writes to, as the product sees them.
 extension SQLiteTranscriptionStore: TranscriptionRecords {}
 
-/// Each turn's timeline kept, then signalled (TurnTimed): a desktop sees where a turn's time went
-/// as it ends, and finds it again by its query id.
-struct SignalledTurnRecords: TurnRecords {
-    let store: SQLiteTurnTimingStore
-    let signals: ManagerSignals
-
-    func keep(queryID: String, at unixMS: Int64, stages: [String: Int64]) async throws {
-        try await store.keep(queryID: queryID, at: unixMS, stages: stages)
-        signals.turnTimed(queryID, stages)
-    }
-}
 extension PhotoStore: PhotoKeeping {}
 
 extension BackendAbilities {
