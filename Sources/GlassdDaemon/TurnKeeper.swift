@@ -4,10 +4,10 @@ import Product
 import ServiceLifecycle
 import Storage
 
-/// Each turn's timeline, kept off the answer's path: `keep` only queues it (a typed Query's reply
-/// waited for the write, and its round trip was 6 % slower for it), and the service writes them
-/// in order, then signals TurnTimed, so a desktop sees where a turn's time went as it ends and
-/// finds it again by its query id. At most `bound` wait (more means the database is stuck: the
+/// Each turn's timeline, kept off the answer's path: `keep` only queues it (the reply to a typed
+/// Query does not wait for a database write, which a slow disk would make long), and the service
+/// writes them in order, then signals TurnTimed, so a desktop sees where a turn's time went as it
+/// ends and finds it again by its query id. At most `bound` wait (more means the database is stuck: the
 /// newest are dropped and logged); on shutdown what waits is written first.
 final class TurnKeeper: TurnRecords, Service {
     struct Entry: Sendable {
