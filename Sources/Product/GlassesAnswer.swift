@@ -70,6 +70,19 @@ public enum GlassesAnswer {
 
     /// An answer with a form (a list, a table, a number...) replaces its streamed text form on
     /// the glasses with its layout, in pages a tap turns; a plain text answer stays as it streamed.
+    /// Where each piece of answer `id` goes as it streams: the turn's first token, the caller's
+    /// signal, the glasses' display and their speaker.
+    static func pieces(
+        of id: String, timeline: TurnTimeline, signals: any QueryEvents, stream: AnswerStream?, spoken: SpokenAnswer?
+    ) -> @Sendable (String) async -> Void {
+        { piece in
+            timeline.mark(.firstToken)
+            signals.answerDelta(id, piece)
+            stream?.append(piece)
+            spoken?.append(piece)
+        }
+    }
+
     public static func showLaidOut(_ answer: TypedAnswer, on session: any GlassesSession, logger: Logger) async {
         guard answer.kind != "text" else { return }
         do {

@@ -61,13 +61,8 @@ public struct TypedQuestions: Sendable {
                     try await assistant.reply(
                         text, queryID: id, mode: mode.mode,
                         onNewConversation: ConversationNotice.announcer(
-                            question: text, stream: stream, limit: assistant.conversationTokenLimit, logger: log)
-                    ) { piece in
-                        timeline.mark(.firstToken)
-                        signals.answerDelta(id, piece)
-                        stream?.append(piece)
-                        spoken?.append(piece)
-                    }
+                            question: text, stream: stream, limit: assistant.conversationTokenLimit, logger: log),
+                        onDelta: GlassesAnswer.pieces(of: id, timeline: timeline, signals: signals, stream: stream, spoken: spoken))
                 })
         } catch let error as AssistantError {
             answer = .failure(error)

@@ -171,13 +171,8 @@ extension VoiceQueries {
             answer = try await assistant.reply(
                 heard, queryID: id, mode: mode.mode, image: image, model: image == nil ? nil : visionModel,
                 onNewConversation: ConversationNotice.announcer(
-                    question: heard, stream: stream, limit: assistant.conversationTokenLimit, logger: logger)
-            ) { piece in
-                timeline.mark(.firstToken)
-                signals.answerDelta(id, piece)
-                stream?.append(piece)
-                spoken?.append(piece)
-            }
+                    question: heard, stream: stream, limit: assistant.conversationTokenLimit, logger: logger),
+                onDelta: GlassesAnswer.pieces(of: id, timeline: timeline, signals: signals, stream: stream, spoken: spoken))
         }
         if let image {
             do {

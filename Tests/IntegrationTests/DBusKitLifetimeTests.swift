@@ -7,6 +7,10 @@ extension DBusKitTests {
     func releasedConnectionCloses() async throws {
         try await World.with { world in
             let watcher = try await BusConnection.open(.address(world.busAddress))
+            // Subscribed first: the bus says when it has seen the connection go (it notices the
+            // closed socket in its own time, after the thread has ended).
+            let owners = try await watcher.signals(
+                SignalMatch(path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
             weak var released: BusConnection?
             let exited: LoopExit
             let name: String
@@ -19,6 +23,12 @@ extension DBusKitTests {
             #expect(released == nil, "something still holds the connection")
             let ended = await result(of: Task { await exited.wait() }, within: .seconds(60))
             #expect(ended != nil, "the connection's thread did not end")
+            try await within(.seconds(60), failure: { "\(name) is still on the bus" }) {
+                for await signal in owners where signal.arguments.first?.string == name {
+                    if signal.arguments.last?.string == "" { return }
+                }
+                throw TestFailure("the watcher's connection ended")
+            }
             let owned = try await watcher.call(
                 "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameHasOwner",
                 [.string(name)])
