@@ -74,6 +74,13 @@ struct EndOfTurnTests {
 
         var arrived: [String] { server.state.withLock { $0.arrived } }
 
+        /// glassd told the glasses to stop: they end the recording, and the answer follows.
+        func stoppedThenAnswered() async -> [RecordedEvents.Event] {
+            await glasses.wait { $0.stopRecordings == 1 }
+            end()
+            return await answered()
+        }
+
         /// The one question's answer, once it is over.
         func answered() async -> [RecordedEvents.Event] {
             let said = await events.untilEnded()
@@ -98,9 +105,7 @@ struct EndOfTurnTests {
             world.send(try Self.speech() + Self.silence(400))  // half the trailing silence
             await world.server.wait { $0.arrived.count == 1 }
             world.server.release()
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said.first == .transcribed("What time is it?"))
             #expect(said.last == .answered(question: "What time is it?", answer: "Paris."))
         }
@@ -118,9 +123,7 @@ struct EndOfTurnTests {
             world.send(try Self.speech() + Self.silence(400))  // "France", then a pause
             await world.server.wait { $0.arrived.count == 2 }
             world.server.release()
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said.last == .answered(question: "What is the capital of France?", answer: "Paris."))
         }
         #expect(world.arrived.count == 2)
@@ -142,9 +145,7 @@ struct EndOfTurnTests {
             // 750 ms of silence in all: past the statement pause (650 ms, heard 700 ms in: the filters hold
             // some back), short of the long silence (800 ms, heard 840 ms in).
             world.send(Self.silence(350))
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said.first == .transcribed("Who wrote the book Pride and Prejudice."))
         }
         #expect(world.arrived.count == 2, "the eager transcript at the end was the question: no request after it")
@@ -157,9 +158,7 @@ struct EndOfTurnTests {
             try await world.speakToAnUnfinishedPause()
             #expect(world.glasses.record.withLock { $0.stopRecordings } == 0)
             world.send(Self.silence(500))  // past the trailing silence
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said.first == .transcribed("Tell me about the weather in"))
         }
         #expect(world.arrived.count == 1, "the eager transcript was the whole question")
@@ -178,9 +177,7 @@ struct EndOfTurnTests {
             await world.server.wait { $0.arrived.count == 2 }
             world.server.release()  // the first (cancelled: never read)
             world.server.release()
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said.first == .transcribed("What is the capital of France and Spain?"))
         }
         #expect(world.arrived.count == 2)
@@ -193,9 +190,7 @@ struct EndOfTurnTests {
             world.release(2)
             world.start()
             world.send(try Self.speech() + Self.silence(1_000))
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said == [
                 .transcribed("What time is it?"), .delta("Paris."), .answered(question: "What time is it?", answer: "Paris."),
             ])
@@ -211,9 +206,7 @@ struct EndOfTurnTests {
             world.feed.yield(.glasses(.photoData([0xFF, 0xD8, 0x00, 0x00, 0xFF, 0xD9])))
             world.feed.yield(.glasses(.photoEnd))
             world.send(try Self.speech() + Self.silence(1_000))
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said == [.failed("\(VoiceFailure.cannotSee)")])
         }
         #expect(world.arrived.isEmpty)
@@ -226,9 +219,7 @@ struct EndOfTurnTests {
             world.release(1)
             world.start()
             world.send(try Self.speech() + Self.silence(1_000))
-            await world.glasses.wait { $0.stopRecordings == 1 }
-            world.end()
-            let said = await world.answered()
+            let said = await world.stoppedThenAnswered()
             #expect(said.first == .transcribed("Where is the station?"))
         }
         #expect(world.arrived == ["translations"])
