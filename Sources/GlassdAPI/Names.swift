@@ -35,6 +35,8 @@ public enum GlassdBus {
         public static let pair = "org.glassd.pair"
         public static let update = "org.glassd.update"
         public static let manage = "org.glassd.manage"
+        /// Forwarding desktop notifications (and the glance): a user's notify-agent needs no more.
+        public static let notify = "org.glassd.notify"
 
         /// (interface, method or written property, whether it is a property write, action).
         public static let calls: [(interface: String, member: String, propertyWrite: Bool, action: String)] = [
@@ -49,6 +51,10 @@ public enum GlassdBus {
             // An agent session sends the glasses' microphone to a server.
             (managerInterface, Method.startAgent, false, manage),
             (agentInterface, Agent.stop, false, manage),
+            (managerInterface, Method.notify, false, notify),
+            (managerInterface, Method.closeNotification, false, notify),
+            (managerInterface, Method.dismissNotification, false, notify),
+            (managerInterface, Method.glance, false, notify),
         ]
     }
 }
