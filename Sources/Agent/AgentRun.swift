@@ -287,7 +287,7 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
                 // empty one, so they are free for the next question, and show the session again.
                 if let glasses { await glasses.giveEmptyAnswer() }
                 shown.set(shown.current)
-            case .photoData, .photoEnd, .sceneFrame, .tap, .cancelled, .listening, .overheard:
+            case .photoData, .photoEnd, .sceneFrame, .tap, .cancelled, .listening, .overheard, .glance:
                 continue
             }
         }

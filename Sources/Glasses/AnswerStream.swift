@@ -27,6 +27,7 @@ public final class AnswerStream: Sendable {
         var finished = false
         var error: String?
         var cancelled = false
+        var characters = 0
         var firstWordShown: ContinuousClock.Instant?
         var lastWordShown: ContinuousClock.Instant?
     }
@@ -63,9 +64,15 @@ public final class AnswerStream: Sendable {
     public func append(_ text: String) {
         let fitted = prepare(text)
         guard !fitted.isEmpty else { return }
-        state.withLock { $0.pending += fitted }
+        state.withLock {
+            $0.pending += fitted
+            $0.characters += fitted.count
+        }
         wake.pulse()
     }
+
+    /// The characters of answer text given so far (its reading time).
+    public var characters: Int { state.withLock { $0.characters } }
 
     /// No more text comes; `error`, if any, is shown after it in red.
     public func finish(error: String? = nil) {

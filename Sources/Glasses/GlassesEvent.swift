@@ -62,6 +62,8 @@ public enum GlassesEvent: Sendable, Equatable {
     /// What the glasses hear while they speak an answer (a speaker begun with `listen`), behind
     /// their echo canceller, in `format`: the wearer may be speaking over the answer.
     case overheard([UInt8], format: AudioFormat)
+    /// The wearer asked for the glance (each kind's own gesture on idle glasses).
+    case glance
 }
 
 /// What a session reports, in order.

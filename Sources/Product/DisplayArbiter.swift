@@ -36,13 +36,15 @@ public struct DisplayItem<Instant: InstantProtocol>: Sendable, Equatable {
 /// and the display): the caller offers, withdraws and says when a question is recorded, then
 /// asks `next(at:)` and shows what it says, or sleeps until the instant it gives.
 ///
-/// The rules: nothing shows while the wearer records a question; the item on the display stays
+/// The rules: nothing but a hazard shows while the glasses are busy with the wearer (recording a
+/// question, waiting for or streaming its answer); the item on the display stays
 /// until it is withdrawn or expires unless one that outranks it comes (a hazard takes it from
 /// anything, a critical notification from the answer, anything higher from a notification or the
 /// glance, nothing from the answer being read); of the items waiting the highest shows, the
 /// oldest first among equals; updates are at least `minimumGap` apart so a burst does not
-/// flicker; at most `capacity` wait, and past it the oldest of the lowest priority is dropped
-/// and counted.
+/// flicker (a hazard does not wait for the gap); at most `capacity` wait, and past it the oldest
+/// of the lowest priority is dropped and counted. What the glasses show by themselves (the
+/// answer, as it streams) is `occupy`'d, not offered: it is on the display already.
 public struct DisplayArbiter<C: Clock>: Sendable where C.Duration == Duration {
     public typealias Item = DisplayItem<C.Instant>
 
@@ -66,10 +68,12 @@ public struct DisplayArbiter<C: Clock>: Sendable where C.Duration == Duration {
     public private(set) var dropped = 0
     /// Dropped because they expired before they showed.
     public private(set) var expired = 0
+    /// Put on the display by `next`.
+    public private(set) var shown = 0
 
     private var queue: [Item] = []
     private var lastShown: C.Instant?
-    private var recording = false
+    private var busy = false
     /// Offers, in order, so that among equals the oldest shows first.
     private var order: [String: Int] = [:]
     private var offers = 0
@@ -106,29 +110,40 @@ public struct DisplayArbiter<C: Clock>: Sendable where C.Duration == Duration {
         for i in queue.indices where queue[i].id == id { queue[i].expires = instant }
     }
 
-    /// The wearer is recording a question (nothing shows meanwhile), or no longer.
-    public mutating func setRecording(_ on: Bool) { recording = on }
+    /// The glasses are busy with the wearer: recording a question, waiting for its answer or
+    /// streaming it (nothing but a hazard shows meanwhile); or no longer.
+    public mutating func setBusy(_ on: Bool) { busy = on }
+
+    /// `item` is on the display now, put there by the glasses themselves (the answer as it
+    /// streams): what it took the display from waits again, as after `next`'s show.
+    public mutating func occupy(_ item: Item, at now: C.Instant) {
+        withdraw(item.id, keepOrder: true)
+        take(item, at: now)
+    }
 
     /// What to do at `now`.
     public mutating func next(at now: C.Instant) -> Decision {
         dropExpired(at: now)
         let soonestExpiry = ([showing] + queue).compactMap { $0?.expires }.min()
-        guard !recording, let best = queue.min(by: before) else {
-            return recording ? .idle : soonestExpiry.map { .wait(until: $0) } ?? .idle
-        }
-        if let current = showing, !best.outranks(current) {
+        let candidates = busy ? queue.filter { $0.priority == .hazard } : queue
+        guard let best = candidates.min(by: before), showing.map({ best.outranks($0) }) ?? true else {
             return soonestExpiry.map { .wait(until: $0) } ?? .idle
         }
-        if let last = lastShown, now < last.advanced(by: minimumGap) {
+        if best.priority != .hazard, let last = lastShown, now < last.advanced(by: minimumGap) {
             return .wait(until: last.advanced(by: minimumGap))
         }
         queue.removeAll { $0.id == best.id }
+        take(best, at: now)
+        shown += 1
+        return .show(best)
+    }
+
+    private mutating func take(_ item: Item, at now: C.Instant) {
         // What it took the display from waits again (a notification behind a hazard), unless it
         // was the answer being read: that one is over for the display.
-        if let current = showing, current.priority != .answer { queue.append(current) }
-        showing = best
+        if let current = showing, current.priority != .answer, current.id != item.id { queue.append(current) }
+        showing = item
         lastShown = now
-        return .show(best)
     }
 
     private mutating func withdraw(_ id: String, keepOrder: Bool) {
@@ -136,6 +151,9 @@ public struct DisplayArbiter<C: Clock>: Sendable where C.Duration == Duration {
         queue.removeAll { $0.id == id }
         if !keepOrder { order[id] = nil }
     }
+
+    /// Lets go of what expired by `now` (as `next` does first).
+    public mutating func prune(at now: C.Instant) { dropExpired(at: now) }
 
     private mutating func dropExpired(at now: C.Instant) {
         if let expires = showing?.expires, expires <= now { showing = nil }

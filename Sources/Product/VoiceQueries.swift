@@ -283,7 +283,7 @@ public struct VoiceQueries<C: Clock>: Sendable where C.Duration == Duration {
                         answering?.fire()
                         answering = nil
                         group.addTask { await bargeIn() }
-                    case .sceneFrame, .tap, .listening:
+                    case .sceneFrame, .tap, .listening, .glance:
                         break
                     }
                 }

@@ -92,15 +92,36 @@ struct DisplayArbiterTests {
         #expect(shown(&arbiter, at: at(2_300)) == ["mail"])
     }
 
-    @Test("nothing shows while the wearer records a question; what waited shows after")
-    func recording() {
+    @Test("nothing but a hazard shows while the glasses are busy with a question; what waited shows after")
+    func busy() {
         var arbiter = Arbiter()
-        arbiter.setRecording(true)
+        arbiter.setBusy(true)
         arbiter.offer(Self.item("mail", .notification))
-        arbiter.offer(Self.item("car", .hazard))
         #expect(arbiter.next(at: at(0)) == .idle)
-        arbiter.setRecording(false)
+        arbiter.offer(Self.item("car", .hazard))
         #expect(shown(&arbiter, at: at(0)) == ["car"])
+        arbiter.withdraw("car")
+        #expect(arbiter.next(at: at(5_000)) == .idle)
+        arbiter.setBusy(false)
+        #expect(shown(&arbiter, at: at(5_000)) == ["mail"])
+        #expect(arbiter.shown == 2)
+    }
+
+    @Test("a hazard does not wait for the gap; the answer the glasses show by themselves is occupied at once")
+    func occupied() {
+        var arbiter = Arbiter()
+        arbiter.offer(Self.item("mail", .notification))
+        #expect(shown(&arbiter, at: at(0)) == ["mail"])
+        arbiter.offer(Self.item("car", .hazard))
+        #expect(shown(&arbiter, at: at(10)) == ["car"])
+        arbiter.withdraw("car")
+        // The answer streams: it is on the display, and the notification it covered waits again.
+        arbiter.occupy(Self.item("answer", .answer), at: at(20))
+        #expect(arbiter.showing?.id == "answer" && arbiter.waiting.map(\.id) == ["mail"])
+        #expect(arbiter.next(at: at(1_000)) == .idle)
+        arbiter.expire("answer", at: at(3_000))
+        #expect(arbiter.next(at: at(1_000)) == .wait(until: at(3_000)))
+        #expect(shown(&arbiter, at: at(3_000)) == ["mail"])
     }
 
     @Test("expired items go, shown or waiting; one waiting that expires is counted; the arbiter wakes for an expiry")
