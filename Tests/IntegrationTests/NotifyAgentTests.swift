@@ -153,6 +153,51 @@ struct NotifyAgentTests {
         }
     }
 
+    @Test("while glassd is away at most 20 notifications wait: the oldest are dropped, the newest delivered in order")
+    func boundedQueue() async throws {
+        try await NotifyWorld.with { world in
+            try await world.withDesktopDaemon {
+                let (bus, calls) = try await world.glassdCalls()
+                defer { Task { await bus.close() } }
+                try await world.withAgent(Self.wait) { _ in
+                    for n in 1...23 { _ = try await world.notifySend(["-a", "A", "Waiting \(n)"]) }
+                    try await world.withGlassd {
+                        let delivered = try await nextCalls(20, calls, world: world)
+                        #expect(delivered.map(\.notification?.summary) == (4...23).map { "Waiting \($0)" }, "\(delivered)")
+                        // Nothing more: one sent after them is the next call.
+                        _ = try await world.notifySend(["-a", "A", "After"])
+                        #expect(try await nextCalls(1, calls, world: world).map(\.notification?.summary) == ["After"])
+                    }
+                    #expect(world.read("agent.log").contains("dropped the oldest"))
+                }
+            }
+        }
+    }
+
+    @Test("a desktop that does not answer within --reply-wait-ms: forwarded at once, without its id; text beyond glassd's 4 KiB is cut at a character")
+    func slowDesktop() async throws {
+        try await NotifyWorld.with { world in
+            try await world.withSlowDesktopDaemon(seconds: 3) {
+                try await world.withGlassd {
+                    try await world.withAgent(["--reply-wait-ms", "100"]) { _ in
+                        let (bus, calls) = try await world.glassdCalls()
+                        defer { Task { await bus.close() } }
+                        let long = String(repeating: "é", count: 5000)
+                        async let sent = world.notifySend(["-p", "-a", "Slow", "Summary", long])
+                        let call = try #require(try await nextCalls(1, calls, world: world).first?.notification)
+                        #expect(call.desktopID == 0)
+                        #expect(call.summary == "Summary")
+                        let body = try #require(call.body)
+                        #expect(body.allSatisfy { $0 == "é" } && !body.isEmpty)
+                        #expect(("Slow" + "Summary" + body).utf8.count <= 4000)
+                        // The desktop's answer, when it came, was still its own.
+                        #expect((try await sent).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "42")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("the desktop's notification daemon restarted: forwarding goes on, with the new daemon's ids")
     func desktopDaemonRestarts() async throws {
         try await NotifyWorld.with { world in

@@ -42,6 +42,19 @@ struct NotifyWorld: Sendable {
         try await withMock(["--template", "notification_daemon"], on: session, name: Self.desktopName, log: "desktop.log", body)
     }
 
+    /// The desktop's daemon, but it answers Notify only after `seconds` (its id 42), until `body` ends.
+    func withSlowDesktopDaemon<R: Sendable>(seconds: Int, _ body: () async throws -> R) async throws -> R {
+        let path = "/org/freedesktop/Notifications", interface = "org.freedesktop.Notifications"
+        return try await withDesktopDaemon {
+            let added = try await runCommand(
+                "busctl",
+                ["--address=\(session)", "call", Self.desktopName, path, "org.freedesktop.DBus.Mock", "AddMethod", "sssss", interface,
+                 "Notify", "susssasa{sv}i", "u", "import time\ntime.sleep(\(seconds))\nret = 42"])
+            guard added.ok else { throw TestFailure("AddMethod: \(added.stderr)") }
+            return try await body()
+        }
+    }
+
     /// The stand-in glassd until `body` ends.
     func withGlassd<R: Sendable>(_ body: () async throws -> R) async throws -> R {
         try await withMock(
