@@ -221,7 +221,34 @@ struct NotifyAgentTests {
         }
     }
 
-    @Test("a bad rules file: a clear error naming the key, a failing exit, and nothing forwarded")
+    @Test("a lost bus connection, the session's or glassd's, ends the agent with a failure (for systemd to restart it)", arguments: ["session", "system"])
+    func connectionLost(bus: String) async throws {
+        try await NotifyWorld.with { world in
+            let directory = world.directory + "/lost"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let config = try writeBusConfig(in: directory, type: "session")
+            let notify = try NotifySocket(path: directory + "/notify")
+            let agent = try await withBackground(
+                "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"], log: directory + "/bus.log", firstLine: true
+            ) { _, address in
+                let environment = [
+                    "DBUS_SESSION_BUS_ADDRESS": bus == "session" ? address : world.session,
+                    "DBUS_SYSTEM_BUS_ADDRESS": bus == "system" ? address : world.system, "NOTIFY_SOCKET": notify.path,
+                    "XDG_CONFIG_HOME": world.directory,
+                ]
+                let agent = Task { try await runCommand(Paths.glassctl, ["notify-agent", "--bus", "system"], environment: environment) }
+                guard await notify.wait(for: "READY=1") else { throw TestFailure("the agent never became ready") }
+                return agent
+            }
+            // That bus is gone.
+            let result = try await within(.seconds(20), failure: { "the agent did not end" }) { try await agent.value }
+            #expect(result.status == 1)
+            let which = bus == "session" ? "the session bus connection was lost" : "the connection to glassd's bus was lost"
+            #expect(result.stderr == "glassctl: \(which)\n")
+        }
+    }
+
+    @Test("a bad rules file: a clear error naming the rule and key, and a failing exit before it listens")
     func badRules() async throws {
         try await NotifyWorld.with { world in
             try world.writeRules("[[rule]]\napp = \"Spammy\"\naction = \"block\"\n")
