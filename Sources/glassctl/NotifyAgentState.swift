@@ -124,7 +124,8 @@ struct NotifyAgentState {
                 glassdPresent = false
                 effects.append(.checkGlassd)
             case .refused(let error):
-                effects.append(.log("glassd refused a notification: \(error.name): \(error.message)"))
+                let hint = authorizationHint(error).map { " (\($0))" } ?? ""
+                effects.append(.log("glassd refused a notification: \(error.name): \(error.message)\(hint)"))
             }
         }
         release(&effects)
