@@ -271,6 +271,9 @@ let package = Package(
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
         .testTarget(name: "NotifyRulesTests", dependencies: ["NotifyRules"], swiftSettings: strict),
+        // glassctl's own logic without a bus: the notification agent's state, its reading of Notify calls.
+        .testTarget(
+            name: "GlassctlTests", dependencies: ["glassctl", "NotifyRules", "DBusKit", "GlassdAPI", "GlassdContract"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
             dependencies: ["Firmware", "Concurrency", "LinkKit", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
