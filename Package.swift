@@ -246,7 +246,10 @@ let package = Package(
         .target(name: "CFuzzer"),
         .executableTarget(
             name: "glassd-fuzz",
-            dependencies: ["CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware", "MCUmgr", "Scene"],
+            dependencies: [
+                "CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware",
+                "MCUmgr", "Scene", "NotifyRules",
+            ],
             swiftSettings: strict),
 
         // What the unit tests share: a clock the test moves.
