@@ -29,10 +29,14 @@ public struct MonitoredMessage: Sendable {
 /// Confined to the bus thread.
 final class MonitorSink {
     private let continuation: AsyncStream<MonitoredMessage>.Continuation
+    /// The connection's own unique name: what is addressed to it (the answer to BecomeMonitor,
+    /// the bus's NameLost) is not overheard.
+    let ownName: String
     var slot: OpaquePointer?
 
-    init(_ continuation: AsyncStream<MonitoredMessage>.Continuation) {
+    init(_ continuation: AsyncStream<MonitoredMessage>.Continuation, ownName: String) {
         self.continuation = continuation
+        self.ownName = ownName
     }
 
     func deliver(_ message: MonitoredMessage) {
@@ -63,7 +67,7 @@ extension BusConnection {
         let (stream, continuation) = AsyncStream.makeStream(
             of: MonitoredMessage.self, bufferingPolicy: .bufferingOldest(max(1, bufferLimit)))
         do {
-            try await connection.addMonitorSink(MonitorSink(continuation))
+            try await connection.addMonitorSink(MonitorSink(continuation, ownName: try await connection.uniqueName()))
             // Its reply comes to this connection's own name, so sd-bus still dispatches it.
             _ = try await connection.call(
                 "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Monitoring",
@@ -87,7 +91,7 @@ extension BusConnection {
 
 /// Every message reaches it (returning 1 ends its dispatch there: a monitor never answers a call
 /// it overhears, which the bus would punish by disconnecting it). A reply to this connection's
-/// own calls is dispatched to its caller before filters run.
+/// own calls has been dispatched to its caller before filters run.
 private let monitorTrampoline: sd_bus_message_handler_t = { m, userdata, _ in
     guard let m, let userdata else { return 1 }
     let sink = Unmanaged<MonitorSink>.fromOpaque(userdata).takeUnretainedValue()
@@ -106,12 +110,14 @@ private let monitorTrampoline: sd_bus_message_handler_t = { m, userdata, _ in
     var replySerial: UInt64 = 0
     if kind == .methodReturn || kind == .error { _ = sd_bus_message_get_reply_cookie(m, &replySerial) }
     func text(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
+    let destination = text(sd_bus_message_get_destination(m))
+    guard destination != sink.ownName else { return 1 }
     let arguments = (try? MessageReader.readAll(m)) ?? []
     for fd in arguments.flatMap(\.descriptors) { close(fd) }
     sink.deliver(
         MonitoredMessage(
             kind: kind, serial: serial, replySerial: replySerial, sender: text(sd_bus_message_get_sender(m)),
-            destination: text(sd_bus_message_get_destination(m)), path: text(sd_bus_message_get_path(m)),
+            destination: destination, path: text(sd_bus_message_get_path(m)),
             interface: text(sd_bus_message_get_interface(m)), member: text(sd_bus_message_get_member(m)),
             errorName: kind == .error ? text(sd_bus_message_get_error(m)?.pointee.name) : "", arguments: arguments))
     return 1
