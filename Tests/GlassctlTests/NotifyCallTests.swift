@@ -104,6 +104,14 @@ struct NotifyCallTests {
         #expect(NotifyAgentRun.event(Self.message(.signal, sender: ":1.2", destination: "", interface: "org.freedesktop.Notifications", member: "ActionInvoked", arguments: [.uint32(4), .string("a")])) == nil)
     }
 
+    @Test("the session bus: $DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus")
+    func sessionBus() {
+        #expect(NotifyAgent.sessionBus(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x", "XDG_RUNTIME_DIR": "/run/user/7"]) == .session)
+        #expect(NotifyAgent.sessionBus(["XDG_RUNTIME_DIR": "/run/user/7"]) == .address("unix:path=/run/user/7/bus"))
+        #expect(NotifyAgent.sessionBus(["XDG_RUNTIME_DIR": "relative"]) == .session)
+        #expect(NotifyAgent.sessionBus([:]) == .session)
+    }
+
     @Test("--dry-run's lines: one per notification, quotes and line breaks escaped")
     func reportLines() {
         let note = DesktopNotification(appName: "Chat", summary: "Say \"hi\"\nnow", urgency: .critical, category: "im.received")
