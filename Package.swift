@@ -197,11 +197,19 @@ let package = Package(
             name: "Storage",
             dependencies: ["AssistantEngine", "AnswerModel", "LinkKit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
+        // Pure: TOML's shape checked before toml++ reads a file (that parser asserts on some
+        // malformed input instead of reporting it).
+        .target(name: "TOMLCheck", swiftSettings: strict),
+        // Pure: the notification agent's rules (notify.toml: the minimum urgency, allow and deny
+        // rules by app and category, quiet hours) and what they decide for a notification.
+        .target(
+            name: "NotifyRules", dependencies: ["TOMLCheck", .product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: strict),
         // glassd.conf: its shape checked whole at start-up (unknown keys, types, ranges), the
         // settings each part reads, the API key's sources, the privacy rule. No D-Bus.
         .target(
             name: "GlassdConfig",
-            dependencies: ["Agent", "Skills", "Wake", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["Agent", "Skills", "Wake", "TOMLCheck", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strict),
         .target(
             name: "GlassdDaemon",
@@ -228,7 +236,8 @@ let package = Package(
         .executableTarget(
             name: "glassctl",
             dependencies: [
-                "GlassdAPI", "GlassdContract", "DBusKit",
+                // CSystemd: sd_notify, for notify-agent's READY=1.
+                "GlassdAPI", "GlassdContract", "DBusKit", "NotifyRules", "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -237,7 +246,10 @@ let package = Package(
         .target(name: "CFuzzer"),
         .executableTarget(
             name: "glassd-fuzz",
-            dependencies: ["CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware", "MCUmgr", "Scene"],
+            dependencies: [
+                "CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware",
+                "MCUmgr", "Scene", "NotifyRules",
+            ],
             swiftSettings: strict),
 
         // What the unit tests share: a clock the test moves.
@@ -261,6 +273,10 @@ let package = Package(
         .testTarget(name: "AssistantEngineTests", dependencies: ["AssistantEngine", "AnswerModel"], swiftSettings: strict),
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
+        .testTarget(name: "NotifyRulesTests", dependencies: ["NotifyRules"], swiftSettings: strict),
+        // glassctl's own logic without a bus: the notification agent's state, its reading of Notify calls.
+        .testTarget(
+            name: "GlassctlTests", dependencies: ["glassctl", "NotifyRules", "DBusKit", "GlassdAPI", "GlassdContract"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
             dependencies: ["Firmware", "Concurrency", "LinkKit", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
@@ -300,7 +316,7 @@ let package = Package(
             name: "GlassdDaemonTests",
             dependencies: [
                 "GlassdDaemon", "GlassdConfig", "Storage", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "HTTPKit", "DBusKit", "Glasses", "Monocle", "Firmware", "Product",
-                "Updates", "Agent", "Wake", "TestSupport",
+                "Updates", "Agent", "Wake", "TestSupport", "TOMLCheck",
                 // To build a database as an older glassd left it, for the migrations.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

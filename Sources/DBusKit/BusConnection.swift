@@ -19,6 +19,8 @@ public actor BusConnection {
     private var objects: [String: ExportedObject] = [:]
     private var managerSlots: [OpaquePointer] = []
     private var subscriptions: [UInt64: Subscription] = [:]
+    /// A monitor connection's message sinks (`BusConnection+Monitor`), ended with the connection.
+    var monitorSinks: [MonitorSink] = []
     let state: BusState
     /// Calls held for authorization (`gate(_:check:)`).
     var gate: AuthorizationGate?
@@ -46,11 +48,21 @@ public actor BusConnection {
         _ address: BusAddress, threadName: String = "sd-bus", maxPendingCalls: Int = defaultMaxPendingCalls,
         allowInteractiveAuthorization: Bool = false
     ) async throws -> BusConnection {
+        try await open(
+            address, threadName: threadName, maxPendingCalls: maxPendingCalls,
+            allowInteractiveAuthorization: allowInteractiveAuthorization, monitor: false)
+    }
+
+    /// `open`, and with `monitor` sd-bus's monitor mode (set before the connection starts), for
+    /// `BusConnection.monitor`.
+    static func open(
+        _ address: BusAddress, threadName: String, maxPendingCalls: Int, allowInteractiveAuthorization: Bool, monitor: Bool
+    ) async throws -> BusConnection {
         let connection = BusConnection(loop: try BusLoop(), maxPendingCalls: max(1, maxPendingCalls))
         // Weakly: a connection released without close() is closed by its deinit, and its thread ends.
         try connection.loop.start(name: threadName) { [weak connection] in connection?.assumeIsolated { $0.step() } }
         do {
-            try await connection.connect(address, allowInteractiveAuthorization: allowInteractiveAuthorization)
+            try await connection.connect(address, allowInteractiveAuthorization: allowInteractiveAuthorization, monitor: monitor)
         } catch {
             await connection.close()
             throw error
@@ -58,7 +70,7 @@ public actor BusConnection {
         return connection
     }
 
-    private func connect(_ address: BusAddress, allowInteractiveAuthorization: Bool) throws(BusError) {
+    private func connect(_ address: BusAddress, allowInteractiveAuthorization: Bool, monitor: Bool) throws(BusError) {
         var bus: OpaquePointer?
         var r = sd_bus_new(&bus)
         guard r >= 0, let bus else { throw BusError.system(r, "sd_bus_new") }
@@ -78,6 +90,7 @@ public actor BusConnection {
         if r >= 0 { r = sd_bus_set_bus_client(bus, 1) }
         if r >= 0 { r = sd_bus_negotiate_fds(bus, 1) }
         if r >= 0 && allowInteractiveAuthorization { r = sd_bus_set_allow_interactive_authorization(bus, 1) }
+        if r >= 0 && monitor { r = sd_bus_set_monitor(bus, 1) }
         if r >= 0 { r = sd_bus_start(bus) }
         if r < 0 {
             sd_bus_unref(bus)
@@ -152,6 +165,8 @@ public actor BusConnection {
         objects.removeAll()
         for (_, subscription) in subscriptions { subscription.cancel() }
         subscriptions.removeAll()
+        for sink in monitorSinks { sink.end() }
+        monitorSinks.removeAll()
         state.dropPending()
         gate?.release()
         gate = nil

@@ -2,6 +2,7 @@
 import Agent
 import Foundation
 import Skills
+import TOMLCheck
 import TOMLKit
 import Wake
 

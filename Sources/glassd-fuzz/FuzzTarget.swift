@@ -5,6 +5,7 @@ import GlassdConfig
 import GlassdDaemon
 import MCUmgr
 import Monocle
+import NotifyRules
 import Scene
 
 /// A parser of outside input, fed arbitrary bytes: it must return or throw its typed error,
@@ -22,6 +23,8 @@ enum FuzzTarget: String, CaseIterable {
     case jpeg
     /// glassd.conf.
     case config
+    /// notify.toml, glassctl notify-agent's rules.
+    case notifyRules = "notify-rules"
     /// DBusKit's message encoding and decoding, in calls through a private dbus-daemon.
     case dbusMessage = "dbus-message"
     /// A CBOR item (an SMP answer's payload).
@@ -61,6 +64,8 @@ enum FuzzTarget: String, CaseIterable {
             _ = try? decoder.decode(bytes)
         case .config:
             _ = try? Config.parse(String(decoding: bytes, as: UTF8.self))
+        case .notifyRules:
+            _ = try? NotifyRules.parse(String(decoding: bytes, as: UTF8.self))
         case .dbusMessage:
             DBusRoundTrip.run(bytes)
         case .cbor:

@@ -2,6 +2,7 @@
 import Foundation
 @testable import GlassdConfig
 @testable import GlassdDaemon
+import TOMLCheck
 import Testing
 
 @Suite("Configuration", .timeLimit(.minutes(5)))

@@ -19,6 +19,32 @@ struct DeploymentFileTests {
         #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stdout)\(result.stderr)")
     }
 
+    @Test("the notification agent's user unit passes systemd-analyze verify, as a user unit and as any; Scripts/install puts it in /etc/systemd/user with ExecStart in its prefix")
+    func verifyNotifyAgentUnit() async throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let unit = try String(contentsOfFile: Paths.root + "/systemd/glassd-notify-agent.service", encoding: .utf8)
+        let execStart = "ExecStart=/usr/local/bin/glassctl notify-agent\n"
+        #expect(unit.contains(execStart) && unit.contains("\nRestart=on-failure\n") && unit.contains("\nType=notify\n"))
+        #expect(unit.contains("\nPartOf=graphical-session.target\n") && unit.contains("\nWantedBy=graphical-session.target\n"))
+        try unit.replacingOccurrences(of: execStart, with: "ExecStart=\(Paths.glassctl) notify-agent\n")
+            .write(toFile: dir + "/glassd-notify-agent.service", atomically: true, encoding: .utf8)
+        // A user manager's verify needs a runtime directory of its own.
+        let runtime = dir + "/runtime"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for mode in [["--user"], []] {
+            let result = try await runCommand(
+                "systemd-analyze", mode + ["verify", dir + "/glassd-notify-agent.service"], environment: ["XDG_RUNTIME_DIR": runtime])
+            #expect(result.ok && result.stdout.isEmpty && result.stderr.isEmpty, "\(mode) \(result.stdout)\(result.stderr)")
+        }
+        let root = dir + "/root"
+        let install = try await runCommand(Paths.root + "/Scripts/install", ["--root", root, "--bin-dir", Paths.bin, "--prefix", "/opt/glassd"])
+        #expect(install.ok, "\(install.stderr)")
+        let installed = try String(contentsOfFile: root + "/etc/systemd/user/glassd-notify-agent.service", encoding: .utf8)
+        #expect(installed == unit.replacingOccurrences(of: execStart, with: "ExecStart=/opt/glassd/bin/glassctl notify-agent\n"))
+        #expect(FileManager.default.isExecutableFile(atPath: root + "/opt/glassd/bin/glassctl"))
+    }
+
     @Test("the README's unit for the embedded backend passes systemd-analyze verify")
     func verifyReadmeBackendUnit() async throws {
         let readme = try String(contentsOfFile: Paths.root + "/README.md", encoding: .utf8)

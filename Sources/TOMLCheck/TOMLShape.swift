@@ -3,19 +3,19 @@
 /// Checks that a file has TOML's shape (tables, keys, strings, arrays, inline tables, scalars)
 /// before toml++, under TOMLKit, reads it: that parser asserts instead of reporting some
 /// malformed input ("[" alone, "[=", "c = [}", "a.# = 1", found by Scripts/fuzz), which aborts
-/// glassd in builds with assertions. What passes here is handed on; what does not is refused
+/// glassd (and glassctl) in builds with assertions. What passes here is handed on; what does not is refused
 /// with its line. Values are checked for their form only; their meaning is toml++'s and glassd's.
-struct TOMLShape {
-    struct Failure: Error, Equatable {
-        var line: Int
-        var what: String
+public struct TOMLShape {
+    public struct Failure: Error, Equatable {
+        public var line: Int
+        public var what: String
     }
 
     private let scalars: [Unicode.Scalar]
     private var at = 0
     private var line = 1
 
-    static func check(_ text: String) throws(Failure) {
+    public static func check(_ text: String) throws(Failure) {
         var shape = TOMLShape(scalars: Array(text.unicodeScalars))
         try shape.document()
     }
