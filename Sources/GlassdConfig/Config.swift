@@ -49,6 +49,8 @@ public struct Config: Sendable, Equatable {
     public var maxUtteranceSeconds = 30
     /// How many photos are kept (the oldest go).
     public var photosKept = 100
+    /// `[display]`.
+    public var display = DisplaySettings()
     public var timeoutSeconds = 60
     /// Characters of earlier conversation sent with each question.
     public var historyBudget = 8000
@@ -136,6 +138,7 @@ public struct Config: Sendable, Equatable {
         let reader = Reader(file: file)
         config.wake = try wakeSettings(try section(table, "wake", file: file), reader: reader, file: file)
         config.speechOut = try speechOutSettings(try section(table, "speech_out", file: file), reader: reader, file: file)
+        config.display = try displaySettings(try section(table, "display", file: file), reader: reader)
         config.baseURL = try reader.url(assistant, "assistant", "base_url")
         config.assistantKind = try reader.string(assistant, "assistant", "kind") ?? config.assistantKind
         guard ["openai", "susi"].contains(config.assistantKind) else {

@@ -160,7 +160,8 @@ public enum Daemon {
         }
         let agents = AgentService(
             settings: agentSettings, connection: connection, transport: transport,
-            openSocket: { url in try await WebSocketAgentSocket.open(url) }, glasses: link?.session,
+            // An agent's screen is its answer, live: written as it comes, not queued as Display's text.
+            openSocket: { url in try await WebSocketAgentSocket.open(url) }, glasses: linked?.sessions,
             statuses: link == nil ? nil : statuses, claim: claim, mode: mode, assistant: assistant, voice: voiceSettings,
             store: settings, logger: logger)
         link?.beforeUnpair.add { await agents.stopActive() }
@@ -178,7 +179,8 @@ public enum Daemon {
             ], agents: agents, wake: config.wake, speech: speechOut, mayShowOnGlasses: mayShowOnGlasses,
             turnTimingStore: SQLiteTurnTimingStore(database: database), turns: turnKeeper)
         try await connection.addObjectManager(at: GlassdBus.managerPath)
-        try await connection.export(manager.spec, at: GlassdBus.managerPath)
+        let notifications = NotificationInterface(desk: linked?.desk, logger: logger)
+        try await connection.export(manager.spec(adding: notifications), at: GlassdBus.managerPath)
         try await connection.requestName(GlassdBus.name)
 
         let embeddedNote =
@@ -210,6 +212,7 @@ public enum Daemon {
                     product: linked.product))
         }
         if let updates { services.append(UpdatePolicyService(updates: updates)) }
+        if let desk = linked?.desk { services.append(DisplayService(desk: desk, connection: connection, logger: logger)) }
         services.append(agents)
         if let wake = config.wake {
             if let session = link?.session {
@@ -230,7 +233,9 @@ public enum Daemon {
         config: Config, kinds: [GlassesKind], database: GlassdDatabase, connection: BusConnection, statuses: Watched<SessionStatus>,
         updateMark: Watched<UpdateMark>, logger: Logger,
         product: (any GlassesSession, LinkSupervisor) -> GlassesProduct<ContinuousClock>
-    ) async -> (interface: LinkInterface, sessions: SessionRouter, product: GlassesProduct<ContinuousClock>)? {
+    ) async -> (
+        interface: LinkInterface, sessions: SessionRouter, product: GlassesProduct<ContinuousClock>, desk: DisplayDesk<ContinuousClock>
+    )? {
         let system: BusConnection
         do {
             system = try await BusConnection.open(.system, threadName: "sd-bus-bluez")
@@ -248,11 +253,19 @@ public enum Daemon {
         await supervisor.loadPairing()
         // Each link is served by its kind's session; the product and the bus see one.
         let session = SessionRouter(kinds.map { ($0.profile.name, $0.makeSession(logger)) })
-        let product = product(session, supervisor)
+        // What writes on the glasses' display goes through the desk, which decides what shows when.
+        let display = config.display
+        let desk = DisplayDesk(
+            session: session, clock: ContinuousClock(),
+            settings: DisplayDesk.Settings(
+                minimumGap: .milliseconds(display.minimumGapMS), notificationWait: .seconds(display.notificationWaitSeconds),
+                notificationsKept: display.notificationsKept, glanceTime: .seconds(display.glanceSeconds)),
+            logger: logger, glanceFacts: { GlanceFacts(localBackend: config.privacyName != "cloud") })
+        let product = product(desk, supervisor)
         let interface = LinkInterface(
-            connection: connection, supervisor: supervisor, bluez: bluez, session: session, statuses: statuses,
+            connection: connection, supervisor: supervisor, bluez: bluez, session: desk, statuses: statuses,
             updateMark: updateMark, logger: logger)
-        return (interface, session, product)
+        return (interface, session, product, desk)
     }
 
     /// Manager1.Backend: the chat server and model, the speech server's when it is another, and

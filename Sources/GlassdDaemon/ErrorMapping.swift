@@ -127,8 +127,8 @@ extension ErrorMapping {
         let name =
             switch error {
             case .agentHoldsMode: GlassdErrorName.busy
-            case .unknownMode, .notADescriptor, .unknownQueryOption, .badQueryOptions: GlassdErrorName.invalidArgs
-            case .noAnswerKept, .noPhotoKept: GlassdErrorName.notFound
+            case .unknownMode, .notADescriptor, .unknownQueryOption, .badQueryOptions, .badNotification: GlassdErrorName.invalidArgs
+            case .noAnswerKept, .noPhotoKept, .noNotification: GlassdErrorName.notFound
             }
         return BusError(name: name, message: error.message)
     }

@@ -46,7 +46,10 @@ struct ManagerInterface {
     /// Where a typed question's timeline goes; nil: nowhere.
     var turns: (any TurnRecords)? = nil
 
-    var spec: InterfaceSpec {
+    var spec: InterfaceSpec { spec(adding: NotificationInterface(desk: nil, logger: logger)) }
+
+    /// With the notifications' and display's members.
+    func spec(adding notifications: NotificationInterface) -> InterfaceSpec {
         typealias Manager1 = GlassdBus.Manager1
         return Manager1.spec(
             methods: [
@@ -55,7 +58,8 @@ struct ManagerInterface {
                 Manager1.Photo.method { try await photo($0) },
                 Manager1.AnswerOf.method { try await answerOf($0) },
                 Manager1.TurnTimings.method { try await turnTimings($0) },
-            ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods + [agents.startMethod],
+            ] + historyMethods + (link?.methods ?? unavailableLinkMethods) + updateMethods + [agents.startMethod]
+                + notifications.methods,
             properties: [
                 Manager1.PropertySpec.version(glassdVersion),
                 Manager1.PropertySpec.mode(mode.mode.rawValue) { [mode, sees, logger, agents] value in
@@ -75,7 +79,7 @@ struct ManagerInterface {
                 Manager1.PropertySpec.tokensUsed(UInt64(clamping: tokensUsed)),
                 agents.agentsProperty,
                 WakeService.property(wake),
-            ] + (link?.properties ?? LinkInterface.initialProperties))
+            ] + (link?.properties ?? LinkInterface.initialProperties) + NotificationInterface.initialProperties)
     }
 
     /// Without a system bus there is no BlueZ: the link methods say so.

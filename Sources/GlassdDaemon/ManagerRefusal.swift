@@ -16,6 +16,10 @@ enum ManagerRefusal: Error, Sendable, Equatable {
     case unknownQueryOption(String)
     /// QueryWith: options that are not an a{sv}, or a value of the wrong type.
     case badQueryOptions
+    /// Notify: what is wrong with the notification.
+    case badNotification(String)
+    /// DismissNotification: no notification with that id is kept.
+    case noNotification(UInt32)
 
     var message: String {
         switch self {
@@ -26,6 +30,8 @@ enum ManagerRefusal: Error, Sendable, Equatable {
         case .notADescriptor: "Expected an open file descriptor."
         case .unknownQueryOption(let name): "Unknown option \(name): QueryWith takes speak (b)."
         case .badQueryOptions: "QueryWith's options are an a{sv}: speak (b)."
+        case .badNotification(let why): "Not a notification glassd can show: \(why)."
+        case .noNotification(let id): "No notification \(id) is kept."
         }
     }
 }
