@@ -10,6 +10,7 @@ struct Glassctl: AsyncParsableCommand {
         version: glassdVersion,
         subcommands: [
             Query.self, History.self, ClearHistory.self, Stats.self, Status.self, ModeCommand.self, Scan.self, Pair.self,
-            Unpair.self, Devices.self, Watch.self, Display.self, Photo.self, Update.self, AgentCommand.self, NotifyAgent.self,
+            Unpair.self, Devices.self, Watch.self, Display.self, Notifications.self, GlanceCommand.self, Photo.self, Update.self,
+            AgentCommand.self, NotifyAgent.self,
         ])
 }

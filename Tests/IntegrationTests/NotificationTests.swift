@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+import DBusKit
+import Foundation
+import GlassdAPI
+import Testing
+
+private let worldReady = BLEWorld.available || ProcessInfo.processInfo.environment["GLASSD_REQUIRE_BLE"] != nil
+private let frame = 3
+
+/// Desktop notifications and the glance on a virtual Frame, through glassd's display desk.
+@Suite("Notifications on the glasses", .timeLimit(.minutes(10)), .serialized, .enabled(if: worldReady, "the Python BLE world is not set up"))
+struct NotificationTests {
+    /// Manager1.Notify with these entries (all strings but urgency, a byte); glassd's id.
+    static func notify(_ world: World, _ fields: [String: String], urgency: UInt8 = 1) async throws -> UInt32 {
+        var arguments = ["\(fields.count + 1)", "urgency", "y", "\(urgency)"]
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) { arguments += [key, "s", value] }
+        let result = try await world.callManager(GlassdBus.Method.notify, "a{sv}", arguments)
+        guard result.ok, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+            let id = (object["data"] as? [Any])?.first as? Int
+        else { throw TestFailure("Notify failed: \(result.stderr)") }
+        return UInt32(id)
+    }
+
+    /// DisplayQueue as (id, what, showing).
+    static func queue(_ world: World) async throws -> [(String, String, Bool)] {
+        let result = try await world.busctl([
+            "--json=short", "get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface,
+            GlassdBus.Property.displayQueue,
+        ])
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        return (object?["data"] as? [[Any]] ?? []).compactMap { entry in
+            guard entry.count == 3, let id = entry[0] as? String, let what = entry[1] as? String, let showing = entry[2] as? Bool
+            else { return nil }
+            return (id, what, showing)
+        }
+    }
+
+    @Test("a notification shows on idle glasses; one that comes while an answer streams waits for it and its reading time; glassctl lists and dismisses them; the glance counts what is unread")
+    func notificationsAndGlance() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                let world = ble.world
+                let first = try await Self.notify(world, ["app_name": "Mail", "summary": "Lunch?", "body": "<b>noon</b> &amp; after"])
+                let shown = try await vf.waitForDisplay(containing: "Mail: Lunch?")
+                #expect(shown.contains("noon & after"), "the markup as its text: \(shown)")
+
+                // A typed question whose answer streams for about 1.5 s ([slow]), shown on the glasses.
+                async let answer = world.callManager(GlassdBus.Method.query, "s", ["[slow] what now"], timeout: 60)
+                try await vf.waitForDisplay(containing: "echo")
+                let later = try await Self.notify(world, ["app_name": "Build", "summary": "Tests passed"])
+                let queue = try await Self.queue(world)
+                #expect(queue.first.map { $0.1 == "answer" && $0.2 } == true, "the answer holds the display: \(queue)")
+                #expect(queue.contains { $0.0 == "notification/\(later)" && !$0.2 }, "\(queue)")
+                #expect(try await answer.ok)
+                let text = try await vf.waitForDisplay(containing: "Build: Tests passed", timeout: .seconds(60))
+                #expect(!text.contains("echo"), "the notification replaced the answer once it was read: \(text)")
+
+                let listed = try await world.glassctl(["notifications", "--json"])
+                let entries = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
+                #expect(entries.map { $0["id"] as? Int } == [Int(later), Int(first)], "newest first: \(listed.stdout)")
+                #expect(entries.allSatisfy { $0["state"] as? String == "shown" }, "\(entries)")
+
+                let glance = try await world.glassctl(["glance"])
+                #expect(glance.ok && glance.stdout.contains("2 unread: Tests passed"), "\(glance.stdout) \(glance.stderr)")
+                try await vf.waitForDisplay(containing: "2 unread", timeout: .seconds(30))
+
+                #expect(try await world.glassctl(["notifications", "--dismiss", "\(first)"]).ok)
+                let missing = try await world.glassctl(["notifications", "--dismiss", "9999"])
+                #expect(!missing.ok && missing.stderr.contains("9999"), "\(missing.stderr)")
+                let states = try await world.glassctl(["notifications", "--json"])
+                let after = try JSONSerialization.jsonObject(with: Data(states.stdout.utf8)) as? [[String: Any]] ?? []
+                #expect(after.last?["state"] as? String == "dismissed", "\(after)")
+
+                let refused = try await world.callManager(GlassdBus.Method.notify, "a{sv}", ["1", "body", "s", "no summary"])
+                #expect(!refused.ok && refused.stderr.contains("no summary"), "\(refused.stderr)")
+            }
+        }
+    }
+}
