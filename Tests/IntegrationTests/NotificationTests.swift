@@ -77,4 +77,46 @@ struct NotificationTests {
             }
         }
     }
+
+    @Test("the desktop's notifications reach the glasses: notify-send, the desktop's daemon, glassctl notify-agent, glassd, the Frame; a burst of 20 in about a second queues, not flickers")
+    func fromTheDesktop() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                let queued = try await bus.signals(
+                    SignalMatch(path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+                try await NotifyWorld.with(glassdBus: ble.world.busAddress) { desktop in
+                    try await desktop.withDesktopDaemon {
+                        try await desktop.withAgent(["--reply-wait-ms", "20000"]) { _ in
+                            let sent = try await desktop.notifySend(["-a", "Calendar", "Standup in 5 minutes", "Room <i>2</i>"])
+                            #expect(sent.ok, "\(sent.stderr)")
+                            let shown = try await vf.waitForDisplay(containing: "Calendar: Standup in 5 minutes")
+                            #expect(shown.contains("Room 2"), "\(shown)")
+                            for n in 1...20 { _ = try await desktop.notifySend(["-a", "Chat", "message \(n)"]) }
+                            // All 20 reach glassd (ids 2...21) while the display shows one at a time.
+                            try await within(.seconds(60), failure: { "the burst did not all reach glassd" }) {
+                                for await signal in queued {
+                                    let queue = signal.arguments.dropFirst().first?.stringKeyed?[GlassdBus.Property.displayQueue]
+                                    if (queue?.elements ?? []).contains(where: { $0.elements?.first?.string == "notification/21" }) { return }
+                                }
+                            }
+                            let stats = try await ble.world.busctl([
+                                "--json=short", "get-property", GlassdBus.name, GlassdBus.managerPath, GlassdBus.managerInterface,
+                                GlassdBus.Property.displayStats,
+                            ])
+                            let shownCount = (try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+                                .flatMap { ($0["data"] as? [String: Any])?["shown"] as? [String: Any] }?["data"] as? Int
+                            // Each stays at least 3 s: the 20 came in far less than 20 gaps of it.
+                            #expect((1...4).contains(shownCount ?? 0), "shown \(shownCount ?? -1): \(stats.stdout)")
+                            let listed = try await ble.world.glassctl(["notifications", "--limit", "0", "--json"])
+                            let entries = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
+                            #expect(entries.count == 21, "\(listed.stdout)")
+                            #expect(entries.first?["summary"] as? String == "message 20")
+                            try await vf.waitForDisplay(containing: "Chat: message 1", timeout: .seconds(60))
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -37,6 +37,23 @@ struct NotifyWorld: Sendable {
         }
     }
 
+    /// A desktop session bus only, the agent forwarding to the glassd on `glassdBus` (a real one).
+    static func with<R: Sendable>(glassdBus: String, _ body: (NotifyWorld) async throws -> R) async throws -> R {
+        let directory = try Paths.temporaryDirectory()
+        defer {
+            if ProcessInfo.processInfo.environment["GLASSD_KEEP_TEST_DIRS"] == nil {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
+        let sessionConfig = try writeBusConfig(in: directory, type: "session")
+        return try await withBackground(
+            "/usr/bin/dbus-daemon", ["--config-file=\(sessionConfig)", "--nofork", "--print-address=1"],
+            log: directory + "/session-bus.log", firstLine: true
+        ) { _, session in
+            try await body(NotifyWorld(directory: directory, session: session, system: glassdBus))
+        }
+    }
+
     /// The desktop's notification daemon (dbusmock's template: ids from 1) until `body` ends.
     func withDesktopDaemon<R: Sendable>(_ body: () async throws -> R) async throws -> R {
         try await withMock(["--template", "notification_daemon"], on: session, name: Self.desktopName, log: "desktop.log", body)
