@@ -59,6 +59,11 @@ struct InstalledServiceTests {
                     #expect(history.ok, "\(history.output)")
                     let stranger = try await bus.send(.stranger, GlassdBus.managerPath, GlassdBus.managerInterface, "Pair", ["string:"])
                     #expect(stranger.output.contains(accessDenied) && !stranger.output.contains("Not authorized"), "\(stranger.output)")
+                    // A desktop's notify-agent needs no group: the bus lets its calls through, polkit decides.
+                    let agent = try await bus.send(.stranger, GlassdBus.managerPath, GlassdBus.managerInterface, "CloseNotification", ["uint32:1"])
+                    #expect(refusedByPolkit(agent), "\(agent.output)")
+                    let list = try await bus.send(.stranger, GlassdBus.managerPath, GlassdBus.managerInterface, "Notifications", ["uint32:0"])
+                    #expect(list.output.contains(accessDenied) && !list.output.contains("Not authorized"), "their text is the group's: \(list.output)")
                     #expect(!bus.world.log().contains("polkit cannot be asked"), "\(bus.world.log())")
                 }
             }

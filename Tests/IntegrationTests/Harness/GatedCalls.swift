@@ -40,6 +40,13 @@ struct GatedCallRun: Sendable {
             .init(action: GlassdBus.Action.manage, name: "AgentSession1.Stop") { bus, who in
                 try await bus.send(who, GlassdBus.agentsPath + "/1", GlassdBus.agentInterface, GlassdBus.Agent.stop)
             },
+            .init(action: GlassdBus.Action.notify, name: "Glance") { bus, who in try await bus.glassctl(who, ["glance"]) },
+            .init(action: GlassdBus.Action.notify, name: "CloseNotification") { bus, who in
+                try await bus.send(who, manager.0, manager.1, GlassdBus.Method.closeNotification, ["uint32:1"])
+            },
+            .init(action: GlassdBus.Action.notify, name: "DismissNotification") { bus, who in
+                try await bus.send(who, manager.0, manager.1, GlassdBus.Method.dismissNotification, ["uint32:0"])
+            },
         ]
     }
 
