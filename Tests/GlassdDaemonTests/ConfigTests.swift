@@ -40,6 +40,12 @@ struct ConfigTests {
 
             [photos]
             keep = 7
+
+            [display]
+            minimum_gap_ms = 0
+            notification_wait_seconds = 600
+            notifications_kept = 5
+            glance_seconds = 20
             """)
         #expect(config.baseURL == "http://localhost:11434/v1")
         #expect(config.chatModel == "llama3")
@@ -60,6 +66,8 @@ struct ConfigTests {
         #expect(config.statementPauseMS == 400)
         #expect(config.maxUtteranceSeconds == 20)
         #expect(config.photosKept == 7)
+        #expect(config.display.minimumGapMS == 0 && config.display.notificationWaitSeconds == 600)
+        #expect(config.display.notificationsKept == 5 && config.display.glanceSeconds == 20)
     }
 
     @Test("defaults for what is left out")
@@ -72,6 +80,8 @@ struct ConfigTests {
         #expect(!config.embedded)
         #expect(config.eagerPauseMS == 100, "the fast end of turn by default")
         #expect(config.statementPauseMS == 650)
+        #expect(config.display.minimumGapMS == 300 && config.display.notificationWaitSeconds == 60)
+        #expect(config.display.notificationsKept == 100 && config.display.glanceSeconds == 8)
     }
 
     @Test(
@@ -89,6 +99,8 @@ struct ConfigTests {
             ("[voice]\neager_pause_ms = -1", "[voice] eager_pause_ms"),
             ("[voice]\nstatement_pause_ms = 6000", "[voice] statement_pause_ms"),
             ("[photos]\nkeep = 0", "[photos] keep"),
+            ("[display]\nnotifications_kept = 0", "[display] notifications_kept"),
+            ("[display]\nminimum_gap_ms = \"fast\"", "[display] minimum_gap_ms"),
             ("assistant = 3", "[assistant] must be a table"),
             ("[assistant\nbase_url = 1", "line 1"),
         ])
