@@ -22,7 +22,8 @@ struct GeneratedTablesTests {
             properties: [
                 M.PropertySpec.version(""), M.PropertySpec.mode("") { _ in }, M.PropertySpec.backend(""), M.PropertySpec.privacy(""),
                 M.PropertySpec.tokensUsed(0), M.PropertySpec.pairedDevice("/"), M.PropertySpec.state(""),
-                M.PropertySpec.agents([]), M.PropertySpec.wake(.init()),
+                M.PropertySpec.agents([]), M.PropertySpec.wake(.init()), M.PropertySpec.displayQueue(.array(element: "(ssb)", [])),
+                M.PropertySpec.displayStats(.init()),
             ])
         typealias D = GlassdBus.Device1
         let device = D.spec(

@@ -40,7 +40,8 @@ struct AuthorizationTests {
             }
             #expect(try await bus.checks().map(\.action) == calls.map(\.action))
 
-            try await bus.polkit("SetAllowed", "as", ["3", GlassdBus.Action.pair, GlassdBus.Action.update, GlassdBus.Action.manage])
+            try await bus.polkit(
+                "SetAllowed", "as", ["4", GlassdBus.Action.pair, GlassdBus.Action.update, GlassdBus.Action.manage, GlassdBus.Action.notify])
             for call in calls {
                 // Allowed: glassd itself answers (no glasses or no such job here, or success).
                 let allowed = try await call.run(bus, .member)
