@@ -67,25 +67,27 @@ public struct Assistant: Sendable {
     ) async throws(AssistantError) -> String {
         try await reply(
             text, queryID: queryID, mode: mode, image: image, model: model, onNewConversation: onNewConversation,
-            onDelta: onDelta
+            onPiece: { await onDelta($0.text) }
         ).text
     }
 
-    /// As `ask`, with the answer's typed form and who answered. A local skill answers first,
-    /// when one knows the question, in any mode and with or without a photo: without a server,
-    /// in well under a millisecond, kept like any other turn and marked as its skill's.
+    /// As `ask`, with the answer's typed form and who answered, each piece saying whether it is
+    /// a typed answer's text form (a display that lays the answer out shows that instead). A
+    /// local skill answers first, when one knows the question, in any mode and with or without a
+    /// photo: without a server, in well under a millisecond, kept like any other turn and marked
+    /// as its skill's.
     public func reply(
         _ text: String, queryID: String, mode: Mode, image: [UInt8]? = nil, model: String? = nil,
-        onNewConversation: (@Sendable (Int64) -> Void)? = nil, onDelta: @Sendable (String) async -> Void
+        onNewConversation: (@Sendable (Int64) -> Void)? = nil, onPiece: @Sendable (AnswerPiece) async -> Void
     ) async throws(AssistantError) -> AssistantReply {
         try Self.validate(text)
         if let image { try Self.validate(image: image) }
         if let local, let answer = await local(text) {
-            return try await whole(answer.answer, answeredBy: answer.answeredBy, to: text, queryID: queryID, mode: mode, onDelta: onDelta)
+            return try await whole(answer.answer, answeredBy: answer.answeredBy, to: text, queryID: queryID, mode: mode, onPiece: onPiece)
         }
         if let susi, image == nil {
             let reply = try await susi.ask(text)
-            return try await whole(reply.answer, answeredBy: "susi", to: text, queryID: queryID, mode: mode, onDelta: onDelta)
+            return try await whole(reply.answer, answeredBy: "susi", to: text, queryID: queryID, mode: mode, onPiece: onPiece)
         }
         guard let client else {
             throw .notConfigured("No assistant server is configured: set [assistant] base_url in glassd.conf.")
@@ -102,7 +104,7 @@ public struct Assistant: Sendable {
         }
         let question = ChatMessage(.user, text, imageJPEG: image)
         let messages = [ChatMessage(.system, mode.systemPrompt)] + earlier + [question]
-        let answer = try await client.completion(messages, model: model, onDelta: onDelta)
+        let answer = try await client.completion(messages, model: model, onPiece: onPiece)
         try await keep(
             question: text, answer: answer.text, queryID: queryID, mode: mode, usage: answer.usage,
             newConversation: newConversation)
@@ -114,10 +116,10 @@ public struct Assistant: Sendable {
     /// turn is kept with its typed form.
     private func whole(
         _ answer: TypedAnswer, answeredBy: String, to question: String, queryID: String, mode: Mode,
-        onDelta: @Sendable (String) async -> Void
+        onPiece: @Sendable (AnswerPiece) async -> Void
     ) async throws(AssistantError) -> AssistantReply {
         let text = answer.textForm
-        await onDelta(text)
+        await onPiece(.textForm(text, of: answer))
         try await keep(question: question, answer: text, queryID: queryID, mode: mode, usage: nil, newConversation: false)
         await keepTyped(queryID, answer, answeredBy: answeredBy)
         return AssistantReply(text: text, typed: answer, answeredBy: answeredBy)

@@ -95,13 +95,14 @@ public struct OpenAIChatClient: Sendable {
     public func complete(
         _ messages: [ChatMessage], model: String? = nil, onDelta: @Sendable (String) async -> Void
     ) async throws(AssistantError) -> String {
-        try await completion(messages, model: model, onDelta: onDelta).text
+        try await completion(messages, model: model) { await onDelta($0.text) }.text
     }
 
     /// As `complete`, with the tokens the request used when the server reports them (it is asked
-    /// to with `stream_options`; one that ignores the option reports nothing).
+    /// to with `stream_options`; one that ignores the option reports nothing), and each piece
+    /// saying whether it is a typed answer's text form.
     public func completion(
-        _ messages: [ChatMessage], model: String? = nil, onDelta: @Sendable (String) async -> Void
+        _ messages: [ChatMessage], model: String? = nil, onPiece: @Sendable (AnswerPiece) async -> Void
     ) async throws(AssistantError) -> ChatCompletion {
         // Encoded once: a retry sends the same bytes, and a photo makes them worth not redoing
         // (again only if the server refuses stream_options).
@@ -124,7 +125,7 @@ public struct OpenAIChatClient: Sendable {
             do throws(AttemptFailure) {
                 return try await once(
                     body, asked: (usage: askUsage, tool: askTool), timeout: remaining, emitted: &emitted,
-                    onDelta: onDelta)
+                    onPiece: onPiece)
             } catch {
                 // Text already shown cannot be taken back, so a stream that broke midway is final.
                 if emitted, case .retry(let failure, _) = error { throw .final(failure) }
@@ -139,7 +140,7 @@ public struct OpenAIChatClient: Sendable {
 
     private func once(
         _ body: [UInt8], asked: (usage: Bool, tool: Bool), timeout: Duration, emitted: inout Bool,
-        onDelta: @Sendable (String) async -> Void
+        onPiece: @Sendable (AnswerPiece) async -> Void
     ) async throws(AttemptFailure) -> ChatCompletion {
         let response: HTTPResponse
         do {
@@ -158,16 +159,21 @@ public struct OpenAIChatClient: Sendable {
                     var usage: TokenUsage?
                     var calls = ChatToolCalls()
                     let content = try ChatStreamDecoder.decode(completion: body, usage: &usage, toolCalls: &calls)
-                    let (answer, typed, _) = Self.withTypedAnswer(content, calls, offered: asked.tool)
+                    let (answer, typed, added) = Self.withTypedAnswer(content, calls, offered: asked.tool)
                     guard !answer.isEmpty else { throw ChatStreamDecoder.DecodeError.malformed }
                     emitted = true
-                    await onDelta(answer)
+                    if let typed {
+                        if !content.isEmpty { await onPiece(.text(content)) }
+                        if !added.isEmpty { await onPiece(.textForm(added, of: typed)) }
+                    } else {
+                        await onPiece(.text(answer))
+                    }
                     return ChatCompletion(text: answer, usage: usage, typed: typed)
                 } catch {
                     throw decodeAttemptFailure(error, emitted: false)
                 }
             }
-            return try await stream(response.body, offeredTool: asked.tool, emitted: &emitted, onDelta: onDelta)
+            return try await stream(response.body, offeredTool: asked.tool, emitted: &emitted, onPiece: onPiece)
         case 401, 403:
             _ = try? await collect(response.body, emitted: false)
             let hint = config.apiKey == nil ? "needs an API key" : "refused the API key"
@@ -200,7 +206,7 @@ public struct OpenAIChatClient: Sendable {
 
     private func stream(
         _ body: AsyncThrowingStream<[UInt8], any Error>, offeredTool: Bool, emitted: inout Bool,
-        onDelta: @Sendable (String) async -> Void
+        onPiece: @Sendable (AnswerPiece) async -> Void
     ) async throws(AttemptFailure) -> ChatCompletion {
         var parser = SSEParser()
         var answer = ""
@@ -214,7 +220,7 @@ public struct OpenAIChatClient: Sendable {
                         guard answer.utf8.count < Self.maxAnswerBytes else { break reading }
                         answer += piece
                         emitted = true
-                        await onDelta(piece)
+                        await onPiece(.text(piece))
                     case .done: break reading
                     case .nothing: continue
                     }
@@ -225,7 +231,7 @@ public struct OpenAIChatClient: Sendable {
             {
                 answer += piece
                 emitted = true
-                await onDelta(piece)
+                await onPiece(.text(piece))
             }
         } catch let error as ChatStreamDecoder.DecodeError {
             throw decodeAttemptFailure(error, emitted: emitted)
@@ -238,10 +244,10 @@ public struct OpenAIChatClient: Sendable {
         guard !text.isEmpty else {
             throw .retry(.upstreamFailed("\(config.host) sent an empty answer."), after: nil)
         }
-        if !added.isEmpty {
+        if let typed, !added.isEmpty {
             // The content went out piece by piece; the typed answer's text form follows it once.
             emitted = true
-            await onDelta(added)
+            await onPiece(.textForm(added, of: typed))
         }
         return ChatCompletion(text: text, usage: usage, typed: typed)
     }

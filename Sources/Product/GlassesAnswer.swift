@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import AnswerModel
+import AssistantEngine
 import Glasses
 import Logging
 
@@ -68,27 +69,44 @@ public enum GlassesAnswer {
         return try answer.get()
     }
 
-    /// An answer with a form (a list, a table, a number...) replaces its streamed text form on
-    /// the glasses with its layout, in pages a tap turns; a plain text answer stays as it streamed.
     /// Where each piece of answer `id` goes as it streams: the turn's first token, the caller's
-    /// signal, the glasses' display and their speaker.
+    /// signal, the glasses' display and their speaker. A typed answer's text form is not written
+    /// to the display when its layout will replace it (`showLaidOut`): the glasses show only what
+    /// the layout shows, never the plain form (a link's URL, a table's bars) for a moment first.
     static func pieces(
         of id: String, timeline: TurnTimeline, signals: any QueryEvents, stream: AnswerStream?, spoken: SpokenAnswer?
-    ) -> @Sendable (String) async -> Void {
+    ) -> @Sendable (AnswerPiece) async -> Void {
         { piece in
             timeline.mark(.firstToken)
-            signals.answerDelta(id, piece)
-            stream?.append(piece)
-            spoken?.append(piece)
+            signals.answerDelta(id, piece.text)
+            if let shown = streamed(piece) { stream?.append(shown) }
+            spoken?.append(piece.text)
         }
     }
 
-    public static func showLaidOut(_ answer: TypedAnswer, on session: any GlassesSession, logger: Logger) async {
-        guard answer.kind != "text" else { return }
+    /// Whether `answer` is shown laid out in pages rather than as its streamed text.
+    static func laysOut(_ answer: TypedAnswer) -> Bool { answer.kind != "text" }
+
+    /// What of `piece` the display shows as it streams: nothing of a text form a layout replaces.
+    static func streamed(_ piece: AnswerPiece) -> String? {
+        if case .textForm(_, let typed) = piece, laysOut(typed) { return nil }
+        return piece.text
+    }
+
+    /// An answer with a form (a list, a table, a number...) is shown with its layout, in pages a
+    /// tap turns, once its stream has ended; a plain text answer stays as it streamed. Returns
+    /// when the pages were shown (nil if they were not: plain text, or the glasses refused).
+    @discardableResult
+    public static func showLaidOut(
+        _ answer: TypedAnswer, on session: any GlassesSession, logger: Logger
+    ) async -> ContinuousClock.Instant? {
+        guard laysOut(answer) else { return nil }
         do {
             try await session.showPages(AnswerPages.pages(answer, layout: await session.pageLayout()))
+            return .now
         } catch {
             logger.info("cannot show the answer's layout on the glasses: \(error)")
+            return nil
         }
     }
 }

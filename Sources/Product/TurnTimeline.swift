@@ -44,16 +44,17 @@ public final class TurnTimeline: Sendable {
     }
 
     /// Kept in `turns` (nowhere if nil) as turn `queryID`, with when the glasses showed the
-    /// answer (`stream`) and began to speak it (`spoken`); a failure to keep it is only logged.
+    /// answer (`stream`, then its pages `laidOut` if it has a layout: they are its last words,
+    /// and its first when nothing streamed before them) and began to speak it (`spoken`); a
+    /// failure to keep it is only logged.
     func keep(
-        in turns: (any TurnRecords)?, queryID: String, at unixMS: Int64, stream: AnswerStream?, spoken: SpokenAnswer?,
-        logger: Logger
+        in turns: (any TurnRecords)?, queryID: String, at unixMS: Int64, stream: AnswerStream?,
+        laidOut: ContinuousClock.Instant? = nil, spoken: SpokenAnswer?, logger: Logger
     ) async {
         guard let turns else { return }
-        if let shown = stream?.shown {
-            if let first = shown.first { mark(.firstWord, at: first) }
-            if let last = shown.last { mark(.lastWord, at: last) }
-        }
+        let shown = stream?.shown
+        if let first = shown?.first ?? laidOut { mark(.firstWord, at: first) }
+        if let last = laidOut ?? shown?.last { mark(.lastWord, at: last) }
         if let first = spoken?.firstAudio { mark(.firstAudio, at: first) }
         let stages = micros
         guard !stages.isEmpty else { return }  // a question refused before anything happened

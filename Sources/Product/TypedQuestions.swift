@@ -62,7 +62,7 @@ public struct TypedQuestions: Sendable {
                         text, queryID: id, mode: mode.mode,
                         onNewConversation: ConversationNotice.announcer(
                             question: text, stream: stream, limit: assistant.conversationTokenLimit, logger: log),
-                        onDelta: GlassesAnswer.pieces(of: id, timeline: timeline, signals: signals, stream: stream, spoken: spoken))
+                        onPiece: GlassesAnswer.pieces(of: id, timeline: timeline, signals: signals, stream: stream, spoken: spoken))
                 })
         } catch let error as AssistantError {
             answer = .failure(error)
@@ -71,9 +71,11 @@ public struct TypedQuestions: Sendable {
             // away): said as the assistant says a turn cancelled under it.
             answer = .failure(.upstreamFailed("The question was cancelled."))
         }
+        var laidOut: ContinuousClock.Instant?
         if let stream, let session {
+            // The stream has ended (its end written) before the pages replace it.
             await session.answerFinished(stream)
-            if case .success(let reply) = answer { await GlassesAnswer.showLaidOut(reply.typed, on: session, logger: log) }
+            if case .success(let reply) = answer { laidOut = await GlassesAnswer.showLaidOut(reply.typed, on: session, logger: log) }
         }
         if let spoken {
             // The speech plays out (or a tap on the glasses cuts it): the answer is whole either way.
@@ -81,7 +83,7 @@ public struct TypedQuestions: Sendable {
             if let report = await spokenReport { spoken.log(report, logger: log) }
         }
         let unixMS = Int64(Date().timeIntervalSince1970 * 1000)
-        await timeline.keep(in: turns, queryID: id, at: unixMS, stream: stream, spoken: spoken, logger: log)
+        await timeline.keep(in: turns, queryID: id, at: unixMS, stream: stream, laidOut: laidOut, spoken: spoken, logger: log)
         switch answer {
         case .success(let reply):
             signals.answered(id, question: text, answer: reply.text)

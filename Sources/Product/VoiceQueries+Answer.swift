@@ -66,7 +66,10 @@ extension VoiceQueries {
         case .failure(let error): fail(id, error)
         }
         await session.answerFinished(stream)
-        if case .success(let turn) = outcome { await GlassesAnswer.showLaidOut(turn.reply.typed, on: session, logger: log) }
+        let laidOut: ContinuousClock.Instant? =
+            if case .success(let turn) = outcome {
+                await GlassesAnswer.showLaidOut(turn.reply.typed, on: session, logger: log)
+            } else { nil }
         if let spoken {
             switch outcome {
             case .success: spoken.finish()
@@ -90,7 +93,7 @@ extension VoiceQueries {
                 await keepCut(id, said: spoken.said(report), outcome: outcome, heard: heard.text, logger: log)
             }
         }
-        await timeline.keep(in: turns, queryID: id, at: now(), stream: stream, spoken: spoken, logger: log)
+        await timeline.keep(in: turns, queryID: id, at: now(), stream: stream, laidOut: laidOut, spoken: spoken, logger: log)
     }
 
     /// An answer the wearer cut off while it was spoken is kept as far as it was said, marked
@@ -172,7 +175,7 @@ extension VoiceQueries {
                 heard, queryID: id, mode: mode.mode, image: image, model: image == nil ? nil : visionModel,
                 onNewConversation: ConversationNotice.announcer(
                     question: heard, stream: stream, limit: assistant.conversationTokenLimit, logger: logger),
-                onDelta: GlassesAnswer.pieces(of: id, timeline: timeline, signals: signals, stream: stream, spoken: spoken))
+                onPiece: GlassesAnswer.pieces(of: id, timeline: timeline, signals: signals, stream: stream, spoken: spoken))
         }
         if let image {
             do {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import AssistantEngine
 import Synchronization
 import Testing
@@ -145,5 +146,27 @@ struct AssistantTests {
             try await assistant(nil, store).ask("hi", queryID: "q", mode: .assistant) { _ in }
         }
         #expect(store.messages.withLock { $0.isEmpty })
+    }
+
+    @Test("reply's pieces: the model's text as text; a local skill's typed answer as its text form, which ask hears as plain text")
+    func pieceKinds() async throws {
+        let store = MemoryStore()
+        let model = assistant(ScriptedTransport([.init(status: 200, chunks: stream)]), store)
+        let pieces = Mutex<[AnswerPiece]>([])
+        _ = try await model.reply("one", queryID: "q1", mode: .assistant) { p in pieces.withLock { $0.append(p) } }
+        #expect(pieces.withLock { $0 } == [.text("A")])
+
+        let link = TypedAnswer([.link(text: "Eiffel Tower", url: "https://www.toureiffel.paris/en")])
+        let local = Assistant(
+            client: nil, store: store, historyBudget: 1000,
+            local: { _ in LocalAnswer(answeredBy: "skill:link", answer: link) })
+        pieces.withLock { $0.removeAll() }
+        let reply = try await local.reply("the tower", queryID: "q2", mode: .assistant) { p in pieces.withLock { $0.append(p) } }
+        #expect(pieces.withLock { $0 } == [.textForm(link.textForm, of: link)])
+        #expect(reply.text == link.textForm && reply.typed == link)
+        let heard = Mutex<[String]>([])
+        _ = try await local.ask("the tower", queryID: "q3", mode: .assistant) { p in heard.withLock { $0.append(p) } }
+        #expect(heard.withLock { $0 } == [link.textForm])
+        #expect(store.messages.withLock { $0.last?.text } == link.textForm, "History keeps the text form")
     }
 }

@@ -37,8 +37,8 @@ struct ShowAnswerTests {
             transport: transport, sleep: SleepLog().sleep)
     }
 
-    private func ask(_ client: OpenAIChatClient) async throws(AssistantError) -> (ChatCompletion, [String]) {
-        let pieces = Mutex<[String]>([])
+    private func ask(_ client: OpenAIChatClient) async throws(AssistantError) -> (ChatCompletion, [AnswerPiece]) {
+        let pieces = Mutex<[AnswerPiece]>([])
         let answer = try await client.completion([ChatMessage(.user, "q")]) { p in pieces.withLock { $0.append(p) } }
         return (answer, pieces.withLock { $0 })
     }
@@ -72,13 +72,13 @@ struct ShowAnswerTests {
         }
     }
 
-    @Test("a streamed call split over events gives a typed table, its text form sent once at the end")
+    @Test("a streamed call split over events gives a typed table, its text form sent once at the end, marked as such")
     func streamedTable() async throws {
         let transport = ScriptedTransport([.init(status: 200, chunks: toolCall(tableArguments, pieces: 5) + done)])
         let (answer, pieces) = try await ask(client(transport))
         #expect(answer.typed == TypedAnswer([.table(columns: ["City", "Pop"], rows: [["Oslo", "0.7M"], ["Bergen", "0.3M"]])]))
         #expect(answer.text == "City | Pop\nOslo | 0.7M\nBergen | 0.3M")
-        #expect(pieces == [answer.text])
+        #expect(pieces == [.textForm(answer.text, of: try #require(answer.typed))])
         let tools = try bodies(transport)[0]["tools"] as? [Any]
         #expect(tools?.count == 1)
     }
@@ -100,12 +100,12 @@ struct ShowAnswerTests {
         #expect(second.text == "8848.86 m")
     }
 
-    @Test("content then a call: the content streams as it comes, the text form follows it")
+    @Test("content then a call: the content streams as text as it comes, the text form follows it marked as such")
     func contentAndCall() async throws {
         let chunks = [event(#"{"content":"Here:"}"#)] + toolCall(tableArguments, pieces: 3) + done
         let (answer, pieces) = try await ask(client(ScriptedTransport([.init(status: 200, chunks: chunks)])))
-        #expect(pieces == ["Here:", "\nCity | Pop\nOslo | 0.7M\nBergen | 0.3M"])
-        #expect(answer.text == pieces.joined())
+        #expect(pieces == [.text("Here:"), .textForm("\nCity | Pop\nOslo | 0.7M\nBergen | 0.3M", of: try #require(answer.typed))])
+        #expect(answer.text == pieces.map(\.text).joined())
         #expect(answer.typed?.parts.first == .text("Here:"))
         #expect(answer.typed?.kind == "table")
     }
@@ -122,7 +122,7 @@ struct ShowAnswerTests {
         for arguments in bad {
             let chunks = [event(#"{"content":"Plain answer."}"#)] + toolCall(arguments, pieces: 3) + done
             let (answer, pieces) = try await ask(client(ScriptedTransport([.init(status: 200, chunks: chunks)])))
-            #expect(answer.typed == nil && answer.text == "Plain answer." && pieces == ["Plain answer."], "\(arguments)")
+            #expect(answer.typed == nil && answer.text == "Plain answer." && pieces == [.text("Plain answer.")], "\(arguments)")
         }
         let other = [event(#"{"content":"Plain."}"#)] + toolCall(tableArguments, pieces: 2, name: "get_weather") + done
         let (answer, _) = try await ask(client(ScriptedTransport([.init(status: 200, chunks: other)])))
@@ -168,15 +168,22 @@ struct ShowAnswerTests {
         #expect(transport.count == 1)
     }
 
-    @Test("a whole JSON completion with message.tool_calls gives the typed answer")
+    @Test("a whole JSON completion with message.tool_calls gives the typed answer; its content comes as text, the text form apart")
     func wholeCompletion() async throws {
         let escaped = tableArguments.replacingOccurrences(of: "\"", with: "\\\"")
         let body = #"{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"show_answer","arguments":"\#(escaped)"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}"#
         let transport = ScriptedTransport([.init(status: 200, headers: ["content-type": "application/json"], chunks: [body])])
         let (answer, pieces) = try await ask(client(transport))
         #expect(answer.typed?.kind == "table")
-        #expect(answer.text == "City | Pop\nOslo | 0.7M\nBergen | 0.3M" && pieces == [answer.text])
+        #expect(answer.text == "City | Pop\nOslo | 0.7M\nBergen | 0.3M")
+        #expect(pieces == [.textForm(answer.text, of: try #require(answer.typed))])
         #expect(answer.usage != nil)
+        let withContent = body.replacingOccurrences(of: #""content":null"#, with: #""content":"Here:""#)
+        let both = ScriptedTransport([.init(status: 200, headers: ["content-type": "application/json"], chunks: [withContent])])
+        let (second, secondPieces) = try await ask(client(both))
+        let typed = try #require(second.typed)
+        #expect(secondPieces == [.text("Here:"), .textForm("\nCity | Pop\nOslo | 0.7M\nBergen | 0.3M", of: typed)])
+        #expect(second.text == secondPieces.map(\.text).joined())
     }
 
     @Test("tool-call pieces accumulate by index; arguments sent as an object are taken as JSON")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import AssistantEngine
 import Concurrency
+import Foundation
 import Glasses
 import LinkKit
 import Product
@@ -20,6 +21,8 @@ final class FakeGlasses: GlassesSession {
         var questionsStarted: [String] = []
         /// Laid-out answers, each as its pages.
         var pages: [[String]] = []
+        /// How many pieces had been written when each laid-out answer was shown.
+        var piecesBeforePages: [Int] = []
     }
 
     /// What `answerStream(claim:)` throws, if anything (busy or gone glasses).
@@ -51,7 +54,12 @@ final class FakeGlasses: GlassesSession {
     func requestSceneFrame() async throws {}
     func speaker() async -> (any GlassesSpeaker)? { speakerFitted.withLock { $0 } }
     func showAlert(_ text: String?) async throws { note { $0.alerts.append(text) } }
-    func showPages(_ pages: [String]) async throws { note { $0.pages.append(pages) } }
+    func showPages(_ pages: [String]) async throws {
+        note {
+            $0.pages.append(pages)
+            $0.piecesBeforePages.append($0.pieces.count)
+        }
+    }
     func pageLayout() async -> AnswerLayout { AnswerLayout(columns: 26, lines: 7) }
     func setListening(_ on: Bool) async throws { note { $0.listening.append(on) } }
 
@@ -148,15 +156,19 @@ final class MemoryRecords: TranscriptionRecords, PhotoKeeping, TurnRecords {
 }
 
 /// An OpenAI-compatible server in memory: transcriptions say `heard`, chat answers `answer` in
-/// two pieces; the bodies of the requests it got are kept.
+/// two pieces (none if empty), then calls `show_answer` with `showAnswer` when given; the bodies
+/// of the requests it got are kept.
 final class FakeServer: HTTPTransport {
     let heard: String
     let answer: String
+    /// The arguments (JSON) of a `show_answer` call after the answer's text.
+    let showAnswer: String?
     let requests = Mutex<[String]>([])
 
-    init(heard: String, answer: String) {
+    init(heard: String, answer: String, showAnswer: String? = nil) {
         self.heard = heard
         self.answer = answer
+        self.showAnswer = showAnswer
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -165,9 +177,14 @@ final class FakeServer: HTTPTransport {
             return Self.response(["content-type": "application/json"], #"{"text": "\#(heard)"}"#)
         }
         let half = answer.index(answer.startIndex, offsetBy: answer.count / 2)
-        let events = [String(answer[..<half]), String(answer[half...])].map { piece in
+        var events = [String(answer[..<half]), String(answer[half...])].filter { !$0.isEmpty }.map { piece in
             #"data: {"choices":[{"index":0,"delta":{"content":"\#(piece)"}}]}"# + "\n\n"
-        }.joined() + "data: [DONE]\n\n"
+        }.joined()
+        if let showAnswer {
+            let arguments = showAnswer.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            events += #"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"show_answer","arguments":"\#(arguments)"}}]}}]}"# + "\n\n"
+        }
+        events += "data: [DONE]\n\n"
         return Self.response(["content-type": "text/event-stream"], events)
     }
 

@@ -24,14 +24,15 @@ struct TypedQuestionsTests {
 
         init(
             glasses hasGlasses: Bool = true, server hasServer: Bool = true, mode: Mode = .assistant, tokenLimit: Int64 = 0,
-            local: LocalAnswering? = nil, speech: SpeechOut? = nil
+            local: LocalAnswering? = nil, speech: SpeechOut? = nil, answer: String = "It is noon.", showAnswer: String? = nil
         ) {
             let glasses = FakeGlasses()
             let events = RecordedEvents()
-            let server = FakeServer(heard: "", answer: "It is noon.")
+            let server = FakeServer(heard: "", answer: answer, showAnswer: showAnswer)
             let conversation = MemoryConversation()
             let client = OpenAIChatClient(
-                config: ChatServerConfig(baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30)),
+                config: ChatServerConfig(
+                    baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30), showAnswerTool: showAnswer != nil),
                 transport: server)
             let assistant = Assistant(
                 client: hasServer ? client : nil, store: conversation, historyBudget: 10_000,
@@ -194,16 +195,56 @@ struct TypedQuestionsTests {
         #expect(world.said == Self.answered)
     }
 
-    @Test("an answer with a form is laid out in pages on the glasses after its text streamed")
+    @Test("a local skill's answer with a form: laid out in pages on the glasses once the stream ended, its text form only to the caller")
     func laidOut() async throws {
         let list = TypedAnswer([.list(title: "Days", items: ["Monday", "Tuesday"])])
         let world = World(local: { _ in LocalAnswer(answeredBy: "skill:days", answer: list) })
         let reply = try await world.ask("what days")
         #expect(reply == AssistantReply(text: list.textForm, typed: list, answeredBy: "skill:days"))
         #expect(world.events.typed.withLock { $0 } == [reply])
+        #expect(world.said == [.delta(list.textForm), .answered(question: "what days", answer: list.textForm)])
         let shown = world.shown
-        #expect(Self.text(shown.pieces) == list.textForm)
+        #expect(shown.pieces == [.heading("> what days\n"), .end], "only the layout shows the answer")
         #expect(shown.pages == [AnswerPages.pages(list, layout: AnswerLayout(columns: 26, lines: 7))])
+        #expect(shown.piecesBeforePages == [shown.pieces.count], "the stream ended before the pages")
         #expect(world.server.requests.withLock { $0.isEmpty }, "the local answer needed no server")
+    }
+
+    static let link = TypedAnswer([.link(text: "Eiffel Tower", url: "https://www.toureiffel.paris/en")])
+    static let linkArguments = #"{"parts":[{"kind":"link","text":"Eiffel Tower","url":"https://www.toureiffel.paris/en"}]}"#
+
+    @Test(
+        "the model's typed answer with a link: its text (if any) streams, its text form (the URL) never reaches the glasses, whose stream ends before its pages; the caller and History get the text form",
+        arguments: ["", "Here it is:"])
+    func linkNeverStreamed(lead: String) async throws {
+        let world = World(answer: lead, showAnswer: Self.linkArguments)
+        let reply = try await world.ask("the tower's site")
+        let typed = lead.isEmpty ? Self.link : TypedAnswer([.text(lead)] + Self.link.parts)
+        #expect(reply.typed == typed)
+        #expect(reply.text == (lead.isEmpty ? "" : lead + "\n") + Self.link.textForm)
+        #expect(reply.text.contains("toureiffel.paris/en"))
+        // The caller: every piece, the text form last, and the whole text as the answer.
+        let said = world.said
+        #expect(said.last == .answered(question: "the tower's site", answer: reply.text))
+        let deltas = said.compactMap { if case .delta(let text) = $0 { text } else { nil } }
+        #expect(deltas.joined() == reply.text)
+        #expect(world.conversation.turns.withLock { $0.last?.text } == reply.text, "History keeps the text form")
+        // The glasses: the lead text only, the stream's end, then the pages.
+        let shown = world.shown
+        #expect(!shown.pieces.contains { piece in
+            switch piece {
+            case .heading(let text), .text(let text), .error(let text): text.contains("toureiffel")
+            case .end: false
+            }
+        }, "\(shown.pieces)")
+        #expect(Self.text(shown.pieces) == lead)
+        #expect(shown.pieces.last == .end)
+        #expect(shown.finishedAnswers == 1)
+        #expect(shown.pages == [AnswerPages.pages(typed, layout: AnswerLayout(columns: 26, lines: 7))])
+        #expect(shown.piecesBeforePages == [shown.pieces.count], "the stream ended before the pages")
+        // Its timeline: the first words are the lead's, or else the pages; the last are the pages.
+        let stages = try #require(world.records.turns.withLock { $0["q1"] })
+        let order = ["first_token", "first_word", "last_word"].compactMap { stages[$0] }
+        #expect(order.count == 3 && order == order.sorted(), "\(stages)")
     }
 }

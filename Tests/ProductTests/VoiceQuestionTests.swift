@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+import AnswerModel
 import AssistantEngine
 import Audio
 import Foundation
@@ -29,20 +30,22 @@ struct VoiceQuestionTests {
         let inputs: AsyncStream<VoiceQueries<ManualClock>.Input>
         let feed: AsyncStream<VoiceQueries<ManualClock>.Input>.Continuation
 
-        init(heard: String = "what time is it", answer: String = "It is noon.", mode: Mode = .assistant) {
+        init(heard: String = "what time is it", answer: String = "It is noon.", showAnswer: String? = nil, mode: Mode = .assistant) {
             queries = Self.queries(
-                server: FakeServer(heard: heard, answer: answer), glasses: glasses, events: events, records: records,
-                mode: mode, clock: clock, device: "AA:BB:CC:DD:EE:FF")
+                server: FakeServer(heard: heard, answer: answer, showAnswer: showAnswer), glasses: glasses, events: events,
+                records: records, mode: mode, clock: clock, device: "AA:BB:CC:DD:EE:FF", showAnswerTool: showAnswer != nil)
             (inputs, feed) = AsyncStream.makeStream(of: VoiceQueries<ManualClock>.Input.self)
         }
 
         /// The product under test, its chat and speech requests both to `server`.
         static func queries(
             server: any HTTPTransport, glasses: FakeGlasses, events: RecordedEvents, records: MemoryRecords, mode: Mode,
-            sees: Bool = true, clock: ManualClock, device: String?, logger: Logger = Logger(label: "test")
+            sees: Bool = true, clock: ManualClock, device: String?, logger: Logger = Logger(label: "test"),
+            showAnswerTool: Bool = false
         ) -> VoiceQueries<ManualClock> {
             let client = OpenAIChatClient(
-                config: ChatServerConfig(baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30)),
+                config: ChatServerConfig(
+                    baseURL: "http://server/v1", model: "m", apiKey: nil, timeout: .seconds(30), showAnswerTool: showAnswerTool),
                 transport: server)
             let transcriber = TranscriptionClient(
                 config: TranscriptionConfig(baseURL: "http://server/v1", model: "whisper", apiKey: nil, timeout: .seconds(30)),
@@ -115,6 +118,30 @@ struct VoiceQuestionTests {
         #expect(times.count == order.count, "\(stages)")
         #expect(times == times.sorted(), "\(stages)")
         #expect(stages["first_audio"] == nil, "nothing was spoken")
+    }
+
+    @Test("the model's typed answer with a link: its text form (the URL) goes to the caller, never to the glasses, whose stream ends before the pages")
+    func linkLaidOut() async throws {
+        let world = World(heard: "the tower's site", answer: "", showAnswer: TypedQuestionsTests.linkArguments)
+        let link = TypedQuestionsTests.link
+        try await world.run {
+            world.ask(try Self.speech(), format: AudioFormat(sampleRate: 8_000, bits: 8))
+            let said = await world.events.untilEnded()
+            #expect(said == [
+                .transcribed("the tower's site"), .delta(link.textForm),
+                .answered(question: "the tower's site", answer: link.textForm),
+            ])
+            await world.glasses.wait { !$0.pages.isEmpty }
+        }
+        #expect(link.textForm.contains("toureiffel.paris/en"))
+        let record = world.glasses.record.withLock { $0 }
+        #expect(record.pieces == [.heading("> the tower's site\n"), .end], "the URL never reached the display")
+        #expect(record.finishedAnswers == 1)
+        #expect(record.pages == [AnswerPages.pages(link, layout: AnswerLayout(columns: 26, lines: 7))])
+        #expect(record.piecesBeforePages == [record.pieces.count], "the stream ended before the pages")
+        let stages = try #require(world.records.turns.withLock { $0.values.first })
+        let order = ["transcript", "first_token", "first_word", "last_word"].compactMap { stages[$0] }
+        #expect(order.count == 4 && order == order.sorted(), "\(stages)")
     }
 
     @Test("silence: no question, said in red on the glasses, failed as no speech")
