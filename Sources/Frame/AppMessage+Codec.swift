@@ -46,6 +46,7 @@ extension AppMessage {
         case .speakerStats: 0x90
         case .speechCut: 0x91
         case .overheard: 0x92
+        case .glance: 0x93
         }
     }
 
@@ -87,6 +88,7 @@ extension AppMessage {
         case 0x90: "speakerStats"
         case 0x91: "speechCut"
         case 0x92: "overheard"
+        case 0x93: "glance"
         default: nil
         }
     }
@@ -118,7 +120,7 @@ extension AppMessage {
                 ]
             }
         case .answerEnd, .stopRecording, .audioEnd, .photoStart, .photoEnd, .sceneStart, .sceneEnd, .cancelled, .tap,
-            .pagesShow, .speakStop, .speechCut, .bargeIn:
+            .pagesShow, .speakStop, .speechCut, .bargeIn, .glance:
             []
         }
     }
@@ -221,6 +223,7 @@ extension AppMessage {
         case 0x90: return .speakerStats(try text())
         case 0x91: return try empty(.speechCut)
         case 0x92: return .overheard(try bytes())
+        case 0x93: return try empty(.glance)
         default: throw .unknownCode(code)
         }
     }

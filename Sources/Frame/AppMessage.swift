@@ -8,9 +8,9 @@ import Glasses
 /// 0x80, device → host codes from 0x80. Text is UTF-8; one message never exceeds the link's data
 /// payload (`FrameMTU.maxData`), so the host chunks long text itself.
 ///
-/// The app records a question after a tap (two taps within 0.3 s: a photo first), streams its
-/// audio, and shows what the host sends; a tap while a question is recorded ends the recording, a
-/// tap while an answer shows cancels it.
+/// The app records a question after a tap (two taps, each within 0.3 s of the last: a photo
+/// first; three: the glance instead), streams its audio, and shows what the host sends; a tap
+/// while a question is recorded ends the recording, a tap while an answer shows cancels it.
 public enum AppMessage: Sendable, Equatable {
     // Host → device.
     /// 0x10: clear the answer area and show the text.
@@ -92,6 +92,8 @@ public enum AppMessage: Sendable, Equatable {
     /// 0x92: samples heard while the speaker plays (after speakStart with listen), in the format
     /// speaking gave.
     case overheard([UInt8])
+    /// 0x93: the wearer asked for the glance (three taps on idle glasses; a Halo's triple tap).
+    case glance
 
     /// The firmware's data prefix, in front of every message.
     public static let dataPrefix: UInt8 = 0x01

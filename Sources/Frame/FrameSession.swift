@@ -260,6 +260,8 @@ public actor FrameSession<C: Clock>: GlassesSession, BootloaderEntry, UpdateChan
             book.cancelled()
         case .tap:
             book.publish(.tap)
+        case .glance:
+            book.publish(.glance)
         case .listening(let bytes):
             book.publish(.listening(bytes, format: AudioFormat(sampleRate: 8_000, bits: 8)))
         case .overheard(let bytes):

@@ -61,6 +61,8 @@ public enum DataMessage: Sendable, Equatable {
     /// wak: (glassd) host → device: the wake phrase was heard; start a question as a tap would,
     /// showing the text.
     case wake(String)
+    /// gla: (glassd) the wearer pressed both pads on idle glasses: show the glance. No payload.
+    case glance
 
     public static let prefixLength = 4
     /// The `ack:` counter wraps here.
@@ -95,6 +97,7 @@ public enum DataMessage: Sendable, Equatable {
         case .listen: "lsn:"
         case .listening: "lis:"
         case .wake: "wak:"
+        case .glance: "gla:"
         }
     }
 
@@ -111,7 +114,7 @@ public enum DataMessage: Sendable, Equatable {
             case .ack(let count): Array(String(count).utf8)
             case .audioStart(let format), .imageStart(let format): Array(format.monocleText.utf8)
             case .ready, .audioEnd, .imageEnd, .imageAck, .stopRecording, .cancelled, .answerEnd,
-                .capture, .sceneStart, .sceneEnd, .pagesShow:
+                .capture, .sceneStart, .sceneEnd, .pagesShow, .glance:
                 []
             }
         return Array(command.utf8) + payload
@@ -184,6 +187,9 @@ public enum DataMessage: Sendable, Equatable {
             return .listen(payload == [0x31])
         case "lis:": return .listening(payload)
         case "wak:": return .wake(try text())
+        case "gla:":
+            guard payload.isEmpty else { throw .badPayload(command: command) }
+            return .glance
         default: throw .unknownCommand(Array(prefix))
         }
     }

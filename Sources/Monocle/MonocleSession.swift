@@ -274,6 +274,8 @@ public actor MonocleSession<C: Clock>: GlassesSession where C.Duration == Durati
             book.publish(.photoEnd)
         case .listening(let bytes):
             book.publish(.listening(bytes, format: .monocle))
+        case .glance:
+            book.publish(.glance)
         case .ping, .response, .error, .imageAck, .display, .stopRecording, .answerEnd, .capture, .alert, .pageText, .pagesShow,
             .listen, .wake:
             book.logDropped(message.command, "unexpected message from the glasses dropped: \(message.command)")

@@ -22,7 +22,7 @@ struct AppMessageTests {
         .speaking(true, overhearing: AudioFormat(sampleRate: 16_000, bits: 16, codec: .lc3(frameBytes: 40, frameMicros: 10_000))),
         .speaking(true, overhearing: AudioFormat(sampleRate: 8_000, bits: 16)),
         .speakerStats("ble_rejected_bytes=0 silence_blocks=3"), .speakerStats(""),
-        .speechCut, .bargeIn, .overheard([0x00, 0x01]),
+        .speechCut, .bargeIn, .overheard([0x00, 0x01]), .glance,
     ]
 
     @Test func photoSettingsDefaults() {
@@ -39,7 +39,7 @@ struct AppMessageTests {
             #expect(bytes[1] == message.code)
             #expect(message.name != "unknown")
         }
-        #expect(Set(Self.all.map(\.code)).count == 31)
+        #expect(Set(Self.all.map(\.code)).count == 32)
         #expect(
             Self.all.allSatisfy { ($0.code < 0x80) == [0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1A, 0x1B, 0x1C, 0x1D, 0x1E].contains($0.code) })
     }
@@ -69,6 +69,10 @@ struct AppMessageTests {
         #expect(AppMessage.listen(false).encoded == [0x01, 0x1A, 0])
         #expect(AppMessage.wake("Hi").encoded == [0x01, 0x1B, 0x48, 0x69])
         #expect(try AppMessage.decode([0x01, 0x8D, 0x05, 0xFB]) == .listening([0x05, 0xFB]))
+        // The glance: three taps on idle glasses (glassd_app.lua sends [0x93] alone).
+        #expect(try AppMessage.decode([0x01, 0x93]) == .glance)
+        #expect(AppMessage.glance.encoded == [0x01, 0x93])
+        #expect(AppMessage.glance.name == "glance")
     }
 
     @Test("malformed frames are typed errors, each of a kind for the logs")
@@ -107,7 +111,8 @@ struct AppMessageTests {
             ([0x01, 0x8E, 2], .badPayload("charging")),
             ([0x01, 0x8F], .badPayload("speaking")),
             ([0x01, 0x92], .badPayload("overheard")),
-            ([0x01, 0x93], .unknownCode(0x93)),
+            ([0x01, 0x93, 0x00], .badPayload("glance")),
+            ([0x01, 0x94], .unknownCode(0x94)),
             ([0x01, 0x11, 0xC3], .badPayload("response")),  // cut UTF-8
             ([0x01, 0x10, 0xFF, 0x41], .badPayload("display")),
             ([0x01, 0x12, 0xED, 0xA0, 0x80], .badPayload("error")),  // a surrogate

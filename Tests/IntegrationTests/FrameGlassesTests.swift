@@ -218,10 +218,67 @@ struct FrameGlassesTests {
             #expect(seen.last?.member == GlassdBus.Signal.answered, "\(seen.map(\.arguments))")
             let chat = try #require(try await ble.world.serverRequests().filter { ($0["path"] as? String)?.contains("/audio/") != true }.last)
             #expect((chat["image_bytes"] as? Int ?? 0) > 1000, "\(chat)")
+            // The photo waits out a third tap's window (the glance): PHOTO_START once 0.3 s have
+            // passed since the second tap, made 0.15 s after the first (each TAP is sent as the
+            // app takes the tap in, at once).
+            let sent = try sentByFrame(ble)
+            let taps = sent.filter { $0.hex == "018c" }.map(\.t)
+            let photo = try #require(sent.first { $0.hex == "0185" }?.t)
+            #expect(taps.count == 2 && taps.allSatisfy { $0 < photo }, "\(taps) \(photo)")
+            if let first = taps.first { print("double tap: PHOTO_START \(Int(((photo - first) * 1000).rounded())) ms after the first tap") }
+            #expect(!sent.contains { $0.hex == "0193" }, "two taps sent GLANCE")
             let id = try #require(seen.last?.arguments.first?.string)
             let saved = ble.world.directory + "/frame-photo.jpg"
             #expect(try await ble.world.glassctl(["photo", id, saved]).ok)
             #expect(FileManager.default.contents(atPath: saved)?.prefix(2) == Data([0xFF, 0xD8]))
+        }
+    }
+
+    /// What the Frame notified, in order: (hex, monotonic time) of each.
+    private func sentByFrame(_ ble: BLEWorld) throws -> [(hex: String, t: Double)] {
+        let log = try String(contentsOfFile: ble.world.directory + "/frame\(frame).jsonl", encoding: .utf8)
+        return log.split(separator: "\n").compactMap { line in
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let hex = event["tx"] as? String, let t = event["t"] as? Double
+            else { return nil }
+            return (hex, t)
+        }
+    }
+
+    /// Three taps on idle glasses (a Halo: its firmware's one triple tap) show the glance: the
+    /// app sends GLANCE and no question's PHOTO_START or AUDIO_START.
+    private func expectTripleTapGlance(_ ble: BLEWorld, _ vf: VirtualFrame) async throws {
+        let shown = try await vf.waitForDisplay(containing: "unread") { try await vf.call("TripleTap") }
+        #expect(shown.contains("No unread notifications"), "\(shown)")
+        let sent = try sentByFrame(ble)
+        #expect(sent.contains { $0.hex == "0193" }, "no GLANCE among what the glasses sent")
+        // The glance shows after the third tap, by when the first two would have asked (and the
+        // app keeps no tap pending after the third).
+        #expect(!sent.contains { $0.hex.hasPrefix("0182") || $0.hex == "0185" }, "the taps recorded a question")
+    }
+
+    @Test("three taps on an idle Frame show the glance (GLANCE), and record no question")
+    func tripleTapGlance() async throws {
+        try await withFrameReady { ble, bus, vf in
+            try await expectTripleTapGlance(ble, vf)
+            #expect(try await device(ble.world)["state"] as? String == "ready")
+        }
+    }
+
+    @Test("a Halo's triple tap shows the glance (GLANCE), and records no question; its double tap is a photo question")
+    func haloTripleTapGlance() async throws {
+        try await BLEWorld.with { ble in
+            try await ble.withFrameSession(frame, halo: true) { bus, vf in
+                try await ble.pairReady(frame, bus)
+                try await expectTripleTapGlance(ble, vf)
+
+                try await vf.call("FeedAudio", [.string(try SpeechFixture.speech(in: ble.world.directory))])
+                try await ble.world.setTranscript("what is in front of me")
+                let signals = try await questionSignals(bus)
+                try await vf.call("DoubleTap")
+                #expect(try await untilEnd(signals).last?.member == GlassdBus.Signal.answered)
+                #expect(try sentByFrame(ble).contains { $0.hex == "0185" }, "the Halo's double tap took no photo")
+            }
         }
     }
 

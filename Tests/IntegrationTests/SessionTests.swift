@@ -207,4 +207,25 @@ struct SessionIntegrationTests {
             try await vm.waitForDisplay(containing: "[red] I did not hear a question")
         }
     }
+
+    @Test("both pads pressed on idle glasses: the scripts send gla: and the glasses show the glance; no question is recorded")
+    func bothPadsGlance() async throws {
+        try await withSession { ble, bus, vm in
+            _ = try await pairAndWaitReady(ble, bus)
+            try await vm.waitForDisplay(containing: "Tap to speak")
+            // A finger lands on pad A first (its callback with 'A'), then on both ('BOTH').
+            let shown = try await vm.waitForDisplay(containing: "unread") { try await vm.call("Press", [.string("BOTH"), .double(0.3)]) }
+            #expect(shown.contains("No unread notifications"), "\(shown)")
+            let sent = try String(contentsOfFile: ble.recordFile(monocle), encoding: .utf8)
+            #expect(sent.contains("\"hex\": \"\(hex("gla:"))\""), "no gla: among what the Monocle sent")
+            // The glance came after the press was let go: a question (ast:, or a photo's ist:)
+            // would have been sent by then.
+            for question in ["ast:", "ist:"] {
+                #expect(!sent.contains("\"hex\": \"\(hex(question))"), "the press recorded a question (\(question))")
+            }
+            #expect(try await deviceProperty(bus, GlassdBus.DeviceProperty.state)?.string == "ready")
+        }
+    }
+
+    private func hex(_ text: String) -> String { text.utf8.map { String(format: "%02x", $0) }.joined() }
 }

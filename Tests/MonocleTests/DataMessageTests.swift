@@ -11,7 +11,7 @@ struct DataMessageTests {
         .audioData([0x00, 0x80, 0xFF, 0x7F]), .audioEnd, .imageStart(AudioFormat(sampleRate: 16_000, bits: 8)), .imageData([0xFF, 0xD8, 0xFF]),
         .imageEnd, .ping("6F9619FF-8B86-D011-B42D-00C04FC964FF"), .pong("hello"), .response("Paris is the capital."),
         .error("No network"), .imageAck, .display("Hello"), .stopRecording, .cancelled, .answerEnd, .battery(87), .ack(999_999), .ack(0),
-        .listen(true), .listen(false), .listening([0x00, 0x80, 0x7F]), .wake("Heard \"hey glasses\""),
+        .listen(true), .listen(false), .listening([0x00, 0x80, 0x7F]), .wake("Heard \"hey glasses\""), .glance,
     ]
 
     @Test("every command round-trips")
@@ -36,6 +36,9 @@ struct DataMessageTests {
         #expect(DataMessage.listen(false).encoded == Array("lsn:0".utf8))
         #expect(try DataMessage.decode(Array("lis:".utf8) + [0x05, 0xFB]) == .listening([0x05, 0xFB]))
         #expect(DataMessage.wake("Hi").encoded == Array("wak:Hi".utf8))
+        // Both pads pressed on idle glasses: main.py sends b'gla:' alone.
+        #expect(try DataMessage.decode(Array("gla:".utf8)) == .glance)
+        #expect(DataMessage.glance.encoded == Array("gla:".utf8))
     }
 
     @Test("ast: and ist: carry the recording's format as glassd's scripts name it")
@@ -66,6 +69,7 @@ struct DataMessageTests {
         #expect(throws: DataMessage.DecodeError.badPayload(command: "ack:")) { try DataMessage.decode(Array("ack:99999999999".utf8)) }
         #expect(throws: DataMessage.DecodeError.badPayload(command: "lsn:")) { try DataMessage.decode(Array("lsn:".utf8)) }
         #expect(throws: DataMessage.DecodeError.badPayload(command: "lsn:")) { try DataMessage.decode(Array("lsn:yes".utf8)) }
+        #expect(throws: DataMessage.DecodeError.badPayload(command: "gla:")) { try DataMessage.decode(Array("gla:x".utf8)) }
     }
 }
 

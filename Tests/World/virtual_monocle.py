@@ -596,6 +596,15 @@ class Control(ServiceInterface):
         self._fw().touch(seconds)
 
     @method()
+    def Press(self, pads: "s", seconds: "d"):
+        """Touch pad 'A', 'B' or 'BOTH' for `seconds`."""
+        if pads not in ("A", "B", "BOTH"):
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "pads must be A, B or BOTH")
+        if not 0 < seconds <= 60:
+            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "seconds must be in (0, 60]")
+        self._fw().touch(seconds, pads)
+
+    @method()
     def FeedAudio(self, path: "s"):
         try:
             self._fw().feed_audio(path)

@@ -6,11 +6,12 @@ GLASSD_APP_VERSION = '-'
 -- differs between the two (display, colours, microphone, taps) is in glassd_hw.lua, one per kind.
 --
 -- Messages (Sources/Frame/AppMessage.swift): [code, payload...] after the firmware's 0x01
--- prefix. A tap while idle records a question (two taps within 0.3 s: a photo first); a tap
--- while recording ends it; a tap while the answer comes cancels it. The host's text shows as a
--- heading (DISPLAY), answer (RESPONSE) and errors in red (ERROR), an alert line on top. A
--- laid-out answer comes as pages (PAGE_TEXT..., form feeds between pages, then PAGES_SHOW): a tap
--- turns the page, and the last page's tap is an ordinary tap again. With the wake phrase on
+-- prefix. A tap while idle records a question (two taps, each within 0.3 s of the last: a photo
+-- first; three: the glance, GLANCE, and no question); a tap while recording ends it; a tap while
+-- the answer comes cancels it. The host's text shows as a heading (DISPLAY), answer (RESPONSE)
+-- and errors in red (ERROR), an alert line on top. A laid-out answer comes as pages
+-- (PAGE_TEXT..., form feeds between pages, then PAGES_SHOW): a tap turns the page, and the last
+-- page's tap is an ordinary tap again. With the wake phrase on
 -- (LISTEN), idle glasses stream what they hear (LISTENING); WAKE starts a question as a tap would.
 -- While the speaker plays an answer (SPEAK_START...SPEAK_STOP, Halo), a tap stops it at once
 -- (SPEECH_CUT) and asks the next question; where the microphone has an echo canceller the app
@@ -28,12 +29,14 @@ local M = {
   READY = 0x81, AUDIO_START = 0x82, AUDIO_DATA = 0x83, AUDIO_END = 0x84, PHOTO_START = 0x85,
   PHOTO_DATA = 0x86, PHOTO_END = 0x87, SCENE_START = 0x88, SCENE_END = 0x89, CANCELLED = 0x8A,
   BATTERY = 0x8B, TAP = 0x8C, LISTENING = 0x8D, CHARGING = 0x8E, SPEAKING = 0x8F, SPEAKER_STATS = 0x90,
-  SPEECH_CUT = 0x91, OVERHEARD = 0x92,
+  SPEECH_CUT = 0x91, OVERHEARD = 0x92, GLANCE = 0x93,
 }
 
 local HW = require('glassd_hw')
 
-local DOUBLE_TAP_S = 0.3
+-- Taps on idle glasses count while each comes within this of the last: one or two are a
+-- question once it passes (two: with a photo), three the glance at once.
+local MULTI_TAP_S = 0.3
 local DEBOUNCE_S = 0.04
 local RECORD_MAX_S = 30
 local BATTERY_EVERY_S = 5
@@ -425,15 +428,20 @@ local function tapped(at, kind)
     S.state, S.dirty = IDLE, true
     -- Barge-in: the tap that cut the speech asks the next question.
     if cut then question(false) end
+  elseif kind == 'triple' then
+    send(M.GLANCE)
   elseif kind == 'double' then
     question(true)
   elseif kind then
     question(false)
-  elseif S.first_tap and at - S.first_tap <= DOUBLE_TAP_S then
-    S.first_tap = nil
-    question(true)
+  elseif S.tap_count > 0 and at - S.tap_at <= MULTI_TAP_S then
+    S.tap_count, S.tap_at = S.tap_count + 1, at
+    if S.tap_count == 3 then
+      S.tap_count = 0
+      send(M.GLANCE)
+    end
   else
-    S.first_tap = at
+    S.tap_count, S.tap_at = 1, at
   end
 end
 
@@ -531,9 +539,10 @@ local function step()
     end
   end
   local at = now()
-  if S.first_tap and at - S.first_tap > DOUBLE_TAP_S then
-    S.first_tap = nil
-    guard(question, false)
+  if S.tap_count > 0 and at - S.tap_at > MULTI_TAP_S then
+    local photo = S.tap_count == 2
+    S.tap_count = 0
+    guard(question, photo)
   end
   if S.state == RECORDING then
     if at - S.recording_since > RECORD_MAX_S or not guard(pump_audio, 8) then guard(stop_recording) end
@@ -562,7 +571,8 @@ function glassd_run()
   pcall(frame.microphone.stop)
   if frame.speaker then pcall(frame.speaker.stop) end
   inbox, taps = {}, {}
-  S = { photo = S.photo, segments = {}, alert = '', state = IDLE, dirty = true, pages = {}, page = 1, page_text = '' }
+  S = { photo = S.photo, segments = {}, alert = '', state = IDLE, dirty = true, pages = {}, page = 1, page_text = '',
+    tap_count = 0 }
   guard(HW.start)
   frame.bluetooth.receive_callback(on_data)
   frame.imu.tap_callback(on_tap)

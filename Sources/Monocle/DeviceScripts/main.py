@@ -5,7 +5,8 @@
 # the host asks for frames (cap: -> sst:, idt:..., sen:) and shows hazards (alr:, empty clears).
 # A laid-out answer comes as pages (pga:... with form feeds between pages, then pgs:); a tap turns
 # the page, and after the last one the glasses are ready again. With the wake phrase on (lsn:1),
-# idle glasses stream what they hear (lis:); wak: starts a question as a tap would.
+# idle glasses stream what they hear (lis:); wak: starts a question as a tap would. Both pads
+# pressed on idle glasses ask for the glance (gla:), no question; elsewhere they act as a tap.
 # run() starts it, and can be called again from the REPL.
 import os
 import time
@@ -28,17 +29,28 @@ S = {}
 def _touched(button):
     if S.get('press') is None:
         S['press'] = time.ticks_ms()
+    if button == 'BOTH':
+        S['both'] = True
 
 
 def _gesture():
-    """'tap', 'hold' or None, from the press the touch callback noted."""
+    """'tap', 'hold', 'both' or None, from the press the touch callback noted. A finger lands on
+    one pad first: a press is 'both' once both were touched, and ends when both are let go."""
     t = S.get('press')
     if t is None:
         return None
+    pads = touch.state()
+    if pads == 'BOTH':
+        S['both'] = True
+    if S['both']:
+        if pads:
+            return None
+        S['press'], S['both'] = None, False
+        return 'both'
     if time.ticks_diff(time.ticks_ms(), t) >= HOLD_MS:
         S['press'] = None
         return 'hold'
-    if not touch.state():
+    if not pads:
         S['press'] = None
         return 'tap'
     return None
@@ -174,6 +186,8 @@ def _on_gesture(g):
         link.send(b'can:')
         S['state'] = IDLE
         _prompt('Cancelled. ' + TAP_PROMPT)
+    elif g == 'both':
+        link.send(b'gla:')
     elif g == 'hold':
         _photo()
     else:
@@ -233,10 +247,11 @@ def _step():
 
 def run():
     S.clear()
-    S.update(state=IDLE, press=None, ready=False, listen=False, bat=None, bat_t=None, hint=None, shown=-1, pbuf='', pages=[],
+    S.update(state=IDLE, press=None, both=False, ready=False, listen=False, bat=None, bat_t=None, hint=None, shown=-1, pbuf='', pages=[],
              page=0)
     link.start()
     touch.callback(touch.EITHER, _touched)
+    touch.callback(touch.BOTH, _touched)
     ui.clear()
     try:
         os.stat('glassd_new')
@@ -245,7 +260,7 @@ def run():
         fresh = False
     if fresh:
         ui.prompt(TAP_PROMPT)
-        ui.screen('glassd', ['Tap to speak,', 'hold for a photo'])
+        ui.screen('glassd', ['Tap to speak,', 'hold for a photo,', 'both pads: the glance'])
         try:
             os.remove('glassd_new')
         except OSError:
@@ -260,7 +275,7 @@ def run():
             raise
         except Exception as e:      # never stop on bad input: say it, go back to idle
             S['state'] = IDLE
-            S['press'] = None
+            S['press'], S['both'] = None, False
             try:
                 ui.add(' ' + str(e), display.RED)
                 _prompt(TAP_PROMPT)

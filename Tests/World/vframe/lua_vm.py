@@ -172,7 +172,9 @@ class LuaVM:
             else:
                 tap_kind, self.tap_at = value
                 if tap_kind is not None:
-                    fn(tap_kind)   # a Halo's ('single', 'double')
+                    # A Halo's ('single', 'double', 'triple'), as a Lua string: this runtime has no
+                    # encoding, and a str would reach Lua as a Python object no string equals.
+                    fn(tap_kind.encode())
                 else:
                     fn()
         except lupa.LuaError as e:

@@ -121,9 +121,15 @@ def _handle(tag, data):
         button = data[4:].decode() or 'A'
         touch_button = button
         touch_until = _t.ticks_add(_t.ticks_ms(), ms)
-        fn = touch_cbs.get(button) or touch_cbs.get('EITHER')
+        # A finger lands on one pad before the other: both pads' press is first pad A's (its
+        # callback, or EITHER's, with 'A'), then 'BOTH' (to a BOTH callback only) while both are
+        # touched; state() says 'BOTH' throughout.
+        first = 'A' if button == 'BOTH' else button
+        fn = touch_cbs.get(first) or touch_cbs.get('EITHER')
         if fn is not None:
-            _schedule(fn, button, 'touchdrop')
+            _schedule(fn, first, 'touchdrop')
+        if button == 'BOTH' and touch_cbs.get('BOTH') is not None:
+            _schedule(touch_cbs['BOTH'], 'BOTH', 'touchdrop')
     elif tag == 65:  # A
         audio_rate = struct.unpack('<I', data[:4])[0]
         audio = memoryview(data)[4:]    # not a copy: a long recording fits the heap once

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Virtual Monocle: the touch module. The host's Tap()/Hold() press pad A. Test-only.
+# Virtual Monocle: the touch module. The host's Tap()/Hold() press pad A, Press() either pad or
+# both (see _vmhost.py, tag T). Test-only.
 import _vmhost
 
 A = 'A'
