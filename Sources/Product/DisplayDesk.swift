@@ -199,7 +199,8 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
             settle()
             return
         }
-        if case .notification(let id) = content {
+        // Unless it was closed or dismissed while it was written.
+        if case .notification(let id) = content, notifications.notification(id)?.state == .waiting {
             notifications.set(id, .shown)
             deadlines[id] = nil
         }
@@ -252,9 +253,10 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
         for n in notifications.waiting where !present.contains(Self.key(n.id)) {
             let expired = deadlines[n.id].map { $0 <= now } ?? false
             notifications.set(n.id, expired ? .expired : .dropped)
-            contents[Self.key(n.id)] = nil
             deadlines[n.id] = nil
         }
+        // What left the display or the queue needs nothing more (a long run keeps no trail).
+        contents = contents.filter { present.contains($0.key) }
         let snapshot = (queue, notifications.kept.map(\.id))
         if lastPublished.map({ $0.0 != snapshot.0 || $0.1 != snapshot.1 }) ?? true {
             lastPublished = snapshot

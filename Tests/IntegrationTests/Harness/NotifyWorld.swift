@@ -15,23 +15,10 @@ struct NotifyWorld: Sendable {
 
     static let desktopName = "org.freedesktop.Notifications"
 
+    /// A desktop session bus and a "system" bus for the stand-in glassd, until `body` ends.
     static func with<R: Sendable>(_ body: (NotifyWorld) async throws -> R) async throws -> R {
-        let directory = try Paths.temporaryDirectory()
-        defer {
-            if ProcessInfo.processInfo.environment["GLASSD_KEEP_TEST_DIRS"] == nil {
-                try? FileManager.default.removeItem(atPath: directory)
-            }
-        }
-        let sessionConfig = try writeBusConfig(in: directory, type: "session")
-        let systemConfig = try writeBusConfig(in: directory, type: "system")
-        return try await withBackground(
-            "/usr/bin/dbus-daemon", ["--config-file=\(sessionConfig)", "--nofork", "--print-address=1"],
-            log: directory + "/session-bus.log", firstLine: true
-        ) { _, session in
-            try await withBackground(
-                "/usr/bin/dbus-daemon", ["--config-file=\(systemConfig)", "--nofork", "--print-address=1"],
-                log: directory + "/system-bus.log", firstLine: true
-            ) { _, system in
+        try await withBus("session") { directory, session in
+            try await withBus("system", in: directory) { _, system in
                 try await body(NotifyWorld(directory: directory, session: session, system: system))
             }
         }
@@ -39,19 +26,26 @@ struct NotifyWorld: Sendable {
 
     /// A desktop session bus only, the agent forwarding to the glassd on `glassdBus` (a real one).
     static func with<R: Sendable>(glassdBus: String, _ body: (NotifyWorld) async throws -> R) async throws -> R {
-        let directory = try Paths.temporaryDirectory()
-        defer {
-            if ProcessInfo.processInfo.environment["GLASSD_KEEP_TEST_DIRS"] == nil {
-                try? FileManager.default.removeItem(atPath: directory)
-            }
-        }
-        let sessionConfig = try writeBusConfig(in: directory, type: "session")
-        return try await withBackground(
-            "/usr/bin/dbus-daemon", ["--config-file=\(sessionConfig)", "--nofork", "--print-address=1"],
-            log: directory + "/session-bus.log", firstLine: true
-        ) { _, session in
+        try await withBus("session") { directory, session in
             try await body(NotifyWorld(directory: directory, session: session, system: glassdBus))
         }
+    }
+
+    /// A private dbus-daemon of `type` (its address to `body`), in `directory` or a new one removed after.
+    private static func withBus<R: Sendable>(
+        _ type: String, in directory: String? = nil, _ body: (String, String) async throws -> R
+    ) async throws -> R {
+        let folder = try directory ?? Paths.temporaryDirectory()
+        defer {
+            if directory == nil, ProcessInfo.processInfo.environment["GLASSD_KEEP_TEST_DIRS"] == nil {
+                try? FileManager.default.removeItem(atPath: folder)
+            }
+        }
+        let config = try writeBusConfig(in: folder, type: type)
+        return try await withBackground(
+            "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
+            log: folder + "/\(type)-bus.log", firstLine: true
+        ) { _, address in try await body(folder, address) }
     }
 
     /// The desktop's notification daemon (dbusmock's template: ids from 1) until `body` ends.
