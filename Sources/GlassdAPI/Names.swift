@@ -55,6 +55,7 @@ public enum GlassdBus {
             (managerInterface, Method.closeNotification, false, notify),
             (managerInterface, Method.dismissNotification, false, notify),
             (managerInterface, Method.glance, false, notify),
+            (managerInterface, Method.setNextEvent, false, notify),
         ]
     }
 }

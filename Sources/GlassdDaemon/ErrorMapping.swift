@@ -127,7 +127,8 @@ extension ErrorMapping {
         let name =
             switch error {
             case .agentHoldsMode: GlassdErrorName.busy
-            case .unknownMode, .notADescriptor, .unknownQueryOption, .badQueryOptions, .badNotification: GlassdErrorName.invalidArgs
+            case .unknownMode, .notADescriptor, .unknownQueryOption, .badQueryOptions, .badNotification,
+                .badEvent: GlassdErrorName.invalidArgs
             case .noAnswerKept, .noPhotoKept, .noNotification: GlassdErrorName.notFound
             }
         return BusError(name: name, message: error.message)

@@ -18,6 +18,8 @@ enum ManagerRefusal: Error, Sendable, Equatable {
     case badQueryOptions
     /// Notify: what is wrong with the notification.
     case badNotification(String)
+    /// SetNextEvent's event was not one (why).
+    case badEvent(String)
     /// DismissNotification: no notification with that id is kept.
     case noNotification(UInt32)
 
@@ -31,6 +33,7 @@ enum ManagerRefusal: Error, Sendable, Equatable {
         case .unknownQueryOption(let name): "Unknown option \(name): QueryWith takes speak (b)."
         case .badQueryOptions: "QueryWith's options are an a{sv}: speak (b)."
         case .badNotification(let why): "Not a notification glassd can show: \(why)."
+        case .badEvent(let why): "Not a calendar event glassd can show: \(why)."
         case .noNotification(let id): "No notification \(id) is kept."
         }
     }

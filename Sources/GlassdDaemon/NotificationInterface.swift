@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import Concurrency
+import Foundation
 import DBusKit
 import GlassdAPI
 import GlassdContract
@@ -35,6 +36,17 @@ struct NotificationInterface {
             Manager1.DismissNotification.method { call in
                 let id = call.arguments.first?.uint32 ?? 0
                 guard let desk, await desk.dismiss(id) else { throw ErrorMapping.busError(ManagerRefusal.noNotification(id)) }
+                return []
+            },
+            Manager1.SetNextEvent.method { call in
+                let entry: CalendarEntry?
+                do {
+                    entry = try Self.calendarEntry(call.arguments.first ?? .dict(key: "s", value: "v", []))
+                } catch let refusal as ManagerRefusal {
+                    throw ErrorMapping.busError(refusal)
+                }
+                // Without Bluetooth there is no glance to show it in: taken, kept nowhere.
+                await desk?.setNextEvent(entry)
                 return []
             },
             Manager1.Glance.method { _ in
@@ -88,6 +100,24 @@ struct NotificationInterface {
         return DesktopNotification.Fields(
             appName: app, summary: summary, body: body, urgency: level, category: bus.category ?? "",
             desktopID: bus.desktopID ?? 0, wait: wait)
+    }
+
+    /// The calendar event a SetNextEvent carries; nil: none (no summary).
+    static func calendarEntry(_ value: DBusValue) throws -> CalendarEntry? {
+        let bus: Manager1.CalendarEvent
+        do throws(ContractError) {
+            bus = try Manager1.CalendarEvent(value)
+        } catch {
+            throw ManagerRefusal.badEvent("\(error)")
+        }
+        guard let summary = bus.summary, !summary.isEmpty else { return nil }
+        guard summary.utf8.count <= maxTextBytes else { throw ManagerRefusal.badEvent("more than \(maxTextBytes) bytes of text") }
+        guard let start = bus.start else { throw ManagerRefusal.badEvent("it has a summary but no start") }
+        let end = bus.end ?? start
+        guard end >= start else { throw ManagerRefusal.badEvent("it ends before it starts") }
+        return CalendarEntry(
+            summary: summary, start: Date(timeIntervalSince1970: TimeInterval(start)),
+            end: Date(timeIntervalSince1970: TimeInterval(end)), allDay: bus.allDay ?? false)
     }
 
     static func entry(_ n: DesktopNotification) -> DBusValue {

@@ -65,7 +65,7 @@ extension DisplayDesk: GlassesSession {
     /// The answer on the display stays for the reading time of `characters`.
     private func readFor(_ characters: Int) {
         if arbiter.showing?.id == "answer" {
-            arbiter.expire("answer", at: clock.now.advanced(by: Self.reading(characters, least: .seconds(4), most: .seconds(30))))
+            arbiter.expire("answer", at: clock.now.advanced(by: readingTime(characters, least: .seconds(4), most: .seconds(30))))
         }
         settle()
     }

@@ -56,6 +56,8 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
     let logger: Logger
     /// What the glance says beyond what the desk knows (the backend, the calendar).
     let glanceFacts: @Sendable () async -> GlanceFacts
+    /// The desktop calendar's next event, as its agent last said.
+    var nextEvent: CalendarEntry?
     var arbiter: DisplayArbiter<C>
     public private(set) var notifications: NotificationBook
     var contents: [String: Content] = [:]
@@ -211,7 +213,7 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
     /// The heading, text and time on the display of `content`.
     private func words(_ content: Content) async -> (String, String, Duration) {
         switch content {
-        case .message(let text): return ("", text, Self.reading(text.count, least: .seconds(3), most: .seconds(15)))
+        case .message(let text): return ("", text, readingTime(text.count, least: .seconds(3), most: .seconds(15)))
         case .glance: return ("", await glanceText(), settings.glanceTime)
         case .notification(let id):
             guard let n = notifications.notification(id) else { return ("", "", .zero) }
@@ -294,11 +296,6 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
     }
 
     static func key(_ id: UInt32) -> String { "notification/\(id)" }
-
-    /// A time to read `characters` on the display: 2 s and 50 ms a character, within bounds.
-    static func reading(_ characters: Int, least: Duration, most: Duration) -> Duration {
-        min(max(.seconds(2) + .milliseconds(50) * characters, least), most)
-    }
 
     static func unixMS() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

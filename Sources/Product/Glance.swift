@@ -6,12 +6,9 @@ import Glasses
 public struct GlanceFacts: Sendable, Equatable {
     /// Whether the backend is on this machine (false: a server elsewhere); nil: not said.
     public var localBackend: Bool?
-    /// The next calendar event's line ("15:00 Standup"), when the desktop told of one.
-    public var nextEvent: String?
 
-    public init(localBackend: Bool? = nil, nextEvent: String? = nil) {
+    public init(localBackend: Bool? = nil) {
         self.localBackend = localBackend
-        self.nextEvent = nextEvent
     }
 }
 
@@ -19,7 +16,8 @@ public struct GlanceFacts: Sendable, Equatable {
 /// and the backend, short lines for the smallest display (a Monocle's 26 columns).
 public enum Glance {
     public static func lines(
-        at date: Date, timeZone: TimeZone = .current, info: DeviceInfo?, unread: [DesktopNotification], facts: GlanceFacts
+        at date: Date, timeZone: TimeZone = .current, info: DeviceInfo?, unread: [DesktopNotification],
+        nextEvent: CalendarEntry? = nil, facts: GlanceFacts
     ) -> [String] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -32,17 +30,20 @@ public enum Glance {
         } else {
             lines.append("No unread notifications")
         }
-        if let next = facts.nextEvent, !next.isEmpty { lines.append("Next: \(next)") }
+        if let next = nextEvent?.line(at: date, timeZone: timeZone) { lines.append("Next: \(next)") }
         if let local = facts.localBackend { lines.append(local ? "Answers: on this computer" : "Answers: online") }
         return lines
     }
 }
 
 extension DisplayDesk {
+    /// The desktop calendar's next event for the glance (nil: none).
+    public func setNextEvent(_ entry: CalendarEntry?) { nextEvent = entry }
+
     func glanceText() async -> String {
         let facts = await glanceFacts()
         let info = await inner.current.info
-        return Glance.lines(at: Date(), info: info, unread: notifications.unread, facts: facts).joined(separator: "\n")
+        return Glance.lines(at: Date(), info: info, unread: notifications.unread, nextEvent: nextEvent, facts: facts).joined(separator: "\n")
     }
 }
 
@@ -53,7 +54,7 @@ extension NotificationText {
         let heading = n.fields.appName.isEmpty ? summary : "\(plain(n.fields.appName)): \(summary)"
         var body = String(plain(n.fields.body).prefix(maxBody))
         if more > 0 { body += (body.isEmpty ? "" : "\n") + "+\(more) more" }
-        let time = DisplayDesk<ContinuousClock>.reading(heading.count + body.count, least: .seconds(3), most: .seconds(10))
+        let time = readingTime(heading.count + body.count, least: .seconds(3), most: .seconds(10))
         return (heading, body, time)
     }
 
