@@ -17,7 +17,7 @@ struct InterfaceFileTests {
         }
         let xml = unescapeBusctlString(live.stdout)
         let liveMembers = try interfaceMembers(xml, GlassdBus.managerInterface)
-        #expect(liveMembers.count == 40)  // Notify … Glance, DisplayQueue and DisplayStats included
+        #expect(liveMembers.count == 41)  // Notify … Glance, SetNextEvent, DisplayQueue and DisplayStats included
         // Signal arguments have no direction in the file; sd-bus leaves it out too.
         #expect(try interfaceMembers(file, GlassdBus.managerInterface) == liveMembers)
 

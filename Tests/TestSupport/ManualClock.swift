@@ -75,9 +75,10 @@ public final class ManualClock: Clock, Sendable {
         if step > .zero { advance(by: step) }
     }
 
-    /// The earliest deadline less than `horizon` away, once some task sleeps until one.
+    /// The earliest deadline less than `horizon` away, once some task sleeps until one; now, if
+    /// the waiting task is cancelled (its test timed out: it must end, not spin).
     public func nextDeadline(within horizon: Duration) async -> Instant {
-        while true {
+        while !Task.isCancelled {
             let ticket = changed.ticket()
             let found = state.withLock { s in
                 s.sleepers.values.map(\.deadline).filter { s.now.duration(to: $0) < horizon }.min()
@@ -85,11 +86,12 @@ public final class ManualClock: Clock, Sendable {
             if let found { return found }
             await changed.wait(after: ticket)
         }
+        return now
     }
 
-    /// Returns once at least `count` tasks sleep on this clock.
+    /// Returns once at least `count` tasks sleep on this clock, or the waiting task is cancelled.
     public func sleeping(_ count: Int = 1) async {
-        while true {
+        while !Task.isCancelled {
             let ticket = changed.ticket()
             if state.withLock({ $0.sleepers.count }) >= count { return }
             await changed.wait(after: ticket)

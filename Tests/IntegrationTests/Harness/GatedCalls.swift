@@ -47,6 +47,12 @@ struct GatedCallRun: Sendable {
             .init(action: GlassdBus.Action.notify, name: "DismissNotification") { bus, who in
                 try await bus.send(who, manager.0, manager.1, GlassdBus.Method.dismissNotification, ["uint32:0"])
             },
+            .init(action: GlassdBus.Action.notify, name: "SetNextEvent") { bus, who in
+                // dbus-send cannot write an a{sv}'s variants; busctl can (an empty one clears the event).
+                try await bus.run(
+                    who, "/usr/bin/busctl",
+                    ["--address=\(bus.address)", "call", GlassdBus.name, manager.0, manager.1, GlassdBus.Method.setNextEvent, "a{sv}", "0"])
+            },
         ]
     }
 
