@@ -48,10 +48,14 @@ struct GatedCallRun: Sendable {
                 try await bus.send(who, manager.0, manager.1, GlassdBus.Method.dismissNotification, ["uint32:0"])
             },
             .init(action: GlassdBus.Action.notify, name: "SetNextEvent") { bus, who in
-                // dbus-send cannot write an a{sv}'s variants; busctl can (an empty one clears the event).
+                // dbus-send cannot write an a{sv}'s variants, and busctl hides AccessDenied's message: gdbus
+                // (an empty event clears it).
                 try await bus.run(
-                    who, "/usr/bin/busctl",
-                    ["--address=\(bus.address)", "call", GlassdBus.name, manager.0, manager.1, GlassdBus.Method.setNextEvent, "a{sv}", "0"])
+                    who, "/usr/bin/gdbus",
+                    [
+                        "call", "--address", bus.address, "--dest", GlassdBus.name, "--object-path", manager.0,
+                        "--method", "\(manager.1).\(GlassdBus.Method.setNextEvent)", "@a{sv} {}",
+                    ])
             },
         ]
     }
