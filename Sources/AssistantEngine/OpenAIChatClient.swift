@@ -159,12 +159,12 @@ public struct OpenAIChatClient: Sendable {
                     var usage: TokenUsage?
                     var calls = ChatToolCalls()
                     let content = try ChatStreamDecoder.decode(completion: body, usage: &usage, toolCalls: &calls)
-                    let (answer, typed, added) = Self.withTypedAnswer(content, calls, offered: asked.tool)
+                    let (answer, typed, added, addedParts) = Self.withTypedAnswer(content, calls, offered: asked.tool)
                     guard !answer.isEmpty else { throw ChatStreamDecoder.DecodeError.malformed }
                     emitted = true
                     if let typed {
                         if !content.isEmpty { await onPiece(.text(content)) }
-                        if !added.isEmpty { await onPiece(.textForm(added, of: typed)) }
+                        if !added.isEmpty { await onPiece(.textForm(added, of: addedParts)) }
                     } else {
                         await onPiece(.text(answer))
                     }
@@ -240,33 +240,34 @@ public struct OpenAIChatClient: Sendable {
         } catch {
             throw outcome(of: error, emitted: emitted)
         }
-        let (text, typed, added) = Self.withTypedAnswer(answer, calls, offered: offeredTool)
+        let (text, typed, added, addedParts) = Self.withTypedAnswer(answer, calls, offered: offeredTool)
         guard !text.isEmpty else {
             throw .retry(.upstreamFailed("\(config.host) sent an empty answer."), after: nil)
         }
         if let typed, !added.isEmpty {
             // The content went out piece by piece; the typed answer's text form follows it once.
             emitted = true
-            await onPiece(.textForm(added, of: typed))
+            await onPiece(.textForm(added, of: addedParts))
         }
         return ChatCompletion(text: text, usage: usage, typed: typed)
     }
 
     /// The answer once its calls are whole: with a `show_answer` call that decodes, the content
-    /// then the parts' text form (`added` is what follows the content), and the typed answer.
+    /// then the parts' text form (`added` is what follows the content), the typed answer, and
+    /// its parts `added` is the text form of.
     /// Any other call, or arguments that do not decode, leave the content as the answer.
     static func withTypedAnswer(
         _ content: String, _ calls: ChatToolCalls, offered: Bool
-    ) -> (text: String, typed: TypedAnswer?, added: String) {
+    ) -> (text: String, typed: TypedAnswer?, added: String, addedParts: TypedAnswer) {
         guard offered,
             let parts = calls.calls.lazy.filter({ $0.name == ShowAnswerTool.name })
                 .compactMap({ ShowAnswerTool.answer(arguments: $0.arguments) }).first
-        else { return (content, nil, "") }
+        else { return (content, nil, "", TypedAnswer([])) }
         let lead = content.trimmingCharacters(in: .whitespacesAndNewlines)
         let separator = lead.isEmpty || content.hasSuffix("\n") ? "" : "\n"
         let added = separator + parts.textForm
         let typed = TypedAnswer((lead.isEmpty ? [] : [.text(lead)]) + parts.parts)
-        return (content + added, typed, added)
+        return (content + added, typed, added, parts)
     }
 
     private func collect(

@@ -80,7 +80,7 @@ public enum GlassesAnswer {
             timeline.mark(.firstToken)
             signals.answerDelta(id, piece.text)
             if let shown = streamed(piece) { stream?.append(shown) }
-            spoken?.append(piece.text)
+            spoken?.append(piece.spoken)
         }
     }
 

@@ -33,6 +33,20 @@ struct TypedQuestionsSpeakTests {
         #expect(TypedQuestionsTests.text(world.shown.pieces) == "It is noon.")
     }
 
+    @Test("a typed answer with a link is spoken as its words: the lead and the link's text, never its URL", arguments: ["", "Here it is:"])
+    func linkSpokenAsWords(lead: String) async throws {
+        let voice = FakeVoice()
+        let speaker = FakeSpeaker(voice: voice, cutAt: nil)
+        let world = TypedQuestionsTests.World(
+            speech: SpeechOut(voice: voice, volume: 55), answer: lead, showAnswer: TypedQuestionsTests.linkArguments)
+        world.glasses.speakerFitted.withLock { $0 = speaker }
+        let reply = try await world.ask("the tower's site", speak: true)
+        #expect(reply.text.contains("https://www.toureiffel.paris/en"), "the caller has the text form")
+        let said = voice.sentences.joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(said == (lead.isEmpty ? "" : lead + " ") + "Eiffel Tower", "\(voice.sentences)")
+        #expect(!said.contains("toureiffel"))
+    }
+
     @Test("not asked (Query): nothing spoken")
     func silentByDefault() async throws {
         let (world, voice, speaker) = Self.world()
