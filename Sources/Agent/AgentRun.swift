@@ -19,6 +19,9 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
     let client: TENClient
     let openSocket: AgentSocketOpener
     let glasses: (any GlassesSession)?
+    /// Where the live screen goes (glassd: the display desk, so notifications wait for it);
+    /// nil: the glasses' `display`.
+    let screen: (@Sendable (String) async throws -> Void)?
     let statuses: Watched<SessionStatus>?
     let claim: EventClaim?
     let voice: VoiceSettings
@@ -52,8 +55,10 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
     public init(
         graph: String, settings: AgentSettings, client: TENClient, openSocket: @escaping AgentSocketOpener,
         glasses: (any GlassesSession)?, statuses: Watched<SessionStatus>?, claim: EventClaim?, voice: VoiceSettings,
-        output: any AgentOutput, ledger: any AgentLedger, clock: C, logger: Logger
+        output: any AgentOutput, ledger: any AgentLedger, clock: C, logger: Logger,
+        screen: (@Sendable (String) async throws -> Void)? = nil
     ) {
+        self.screen = screen
         self.graph = graph
         self.settings = settings
         self.client = client
@@ -171,7 +176,10 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
             group.addTask { await self.reading(socket, shown: shown) }
             if let events { group.addTask { await self.uplink(events, to: socket, shown: shown) } }
             if let statuses { group.addTask { await self.watchAway(statuses) } }
-            if let glasses { group.addTask { await Self.display(shown, on: glasses) } }
+            if let glasses {
+                let show = screen ?? { try await glasses.display($0) }
+                group.addTask { await Self.display(shown, with: show) }
+            }
             var outcome = Outcome.stopped("asked to stop")
             for await result in group {
                 if let result {
@@ -313,10 +321,10 @@ public final class AgentRun<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The newest screen, shown as fast as the link takes it (older ones not yet shown are skipped).
-    private static func display(_ shown: Watched<String?>, on glasses: any GlassesSession) async -> Outcome? {
+    private static func display(_ shown: Watched<String?>, with show: @Sendable (String) async throws -> Void) async -> Outcome? {
         for await screen in shown.values() {
             guard let screen else { continue }
-            try? await glasses.display(screen)
+            try? await show(screen)
         }
         return nil
     }

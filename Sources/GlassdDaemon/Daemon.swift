@@ -160,10 +160,12 @@ public enum Daemon {
         }
         let agents = AgentService(
             settings: agentSettings, connection: connection, transport: transport,
-            // An agent's screen is its answer, live: written as it comes, not queued as Display's text.
             openSocket: { url in try await WebSocketAgentSocket.open(url) }, glasses: linked?.sessions,
             statuses: link == nil ? nil : statuses, claim: claim, mode: mode, assistant: assistant, voice: voiceSettings,
-            store: settings, logger: logger)
+            store: settings, logger: logger,
+            // An agent's screen is its answer, live: written as it comes through the desk (not queued
+            // as Display's text), so notifications wait for it.
+            screen: liveScreen(linked?.desk))
         link?.beforeUnpair.add { await agents.stopActive() }
         let manager = ManagerInterface(
             signals: signals, assistant: assistant, archive: HistoryArchive(database: database),
@@ -266,6 +268,12 @@ public enum Daemon {
             connection: connection, supervisor: supervisor, bluez: bluez, session: desk, statuses: statuses,
             updateMark: updateMark, logger: logger)
         return (interface, session, product, desk)
+    }
+
+    /// An agent session's live screen, through the desk; nil without glasses.
+    static func liveScreen(_ desk: DisplayDesk<ContinuousClock>?) -> (@Sendable (String) async throws -> Void)? {
+        guard let desk else { return nil }
+        return { text in try await desk.live(text) }
     }
 
     /// Manager1.Backend: the chat server and model, the speech server's when it is another, and

@@ -37,6 +37,16 @@ extension DisplayDesk: GlassesSession {
         readFor(stream?.characters ?? 0)
     }
 
+    /// A live screen (an agent session's transcript) shows at once, as an answer streaming does,
+    /// and stays its reading time after its last update: notifications wait for it. Under a
+    /// hazard it is not written (the hazard holds the display; the next update shows).
+    public func live(_ text: String) async throws {
+        guard arbiter.showing?.priority != .hazard else { return }
+        try await inner.display(text)
+        arbiter.occupy(DisplayItem(id: "answer", priority: .answer), at: clock.now)
+        readFor(text.count)
+    }
+
     public func showPages(_ pages: [String]) async throws {
         try await inner.showPages(pages)
         arbiter.occupy(DisplayItem(id: "answer", priority: .answer), at: clock.now)

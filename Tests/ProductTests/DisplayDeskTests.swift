@@ -77,13 +77,38 @@ struct DisplayDeskTests {
         }
     }
 
+    @Test("an agent's live screen holds the display as an answer does: a notification waits for its reading time after the last update")
+    func liveScreen() async {
+        await running {
+            try? await desk.live("> hi\nHello there")
+            _ = await desk.notify(Self.mail("Later"), from: ":1.5")
+            #expect(await desk.queue.map(\.what) == ["answer", "notification"])
+            var until = await clock.nextDeadline(within: .seconds(60))
+            #expect(clock.now.duration(to: until) == .seconds(4), "the least reading time")
+            clock.advance(by: .seconds(3))
+            try? await desk.live("> hi\nHello there, and more words than before to read")
+            clock.advance(by: .seconds(1))  // the first screen's time: the notification still waits
+            until = await clock.nextDeadline(within: .seconds(60))
+            #expect(clock.now.duration(to: until) == .milliseconds(3_600), "the new screen's reading time, from its update")
+            #expect(headings() == ["> hi\nHello there", "> hi\nHello there, and more words than before to read"])
+            clock.advance(to: until)
+            await waitForHeadings(3)
+            #expect(headings().last == "Mail: Later\n")
+        }
+    }
+
     @Test("a burst shows one at a time, at least the gap apart, the first saying how many more wait")
     func burst() async {
         await running {
-            glasses.emit(.status(SessionStatus(state: .busy)))
+            // A hazard holds the display (at once, unlike a status the desk hears of later) while they come.
+            try? await desk.showAlert("Careful")
             for n in 0..<20 { _ = await desk.notify(DesktopNotification.Fields(appName: "Chat", summary: "m\(n)"), from: ":1.5") }
-            glasses.emit(.status(SessionStatus(state: .ready)))
+            try? await desk.showAlert(nil)
+            await clock.sleeping()
+            clock.advance(by: .milliseconds(300))  // the gap after the hazard's update
             await waitForHeadings(1)
+            // The heading is written before the body: wait for the whole write.
+            await glasses.wait { $0.finishedAnswers == 1 }
             #expect(glasses.record.withLock { $0.pieces.contains(.text("+19 more")) })
             #expect(await desk.queue.count == 20)
             // Each stays its reading time (at least 3 s): none more until then.

@@ -30,6 +30,8 @@ final class AgentService: Service, CustomStringConvertible {
     let client: TENClient?
     let openSocket: AgentSocketOpener
     let glasses: (any GlassesSession)?
+    /// Where a session's live screen goes (the display desk).
+    let screen: (@Sendable (String) async throws -> Void)?
     let statuses: Watched<SessionStatus>?
     let claim: EventClaim
     let mode: ModeSetting
@@ -53,8 +55,10 @@ final class AgentService: Service, CustomStringConvertible {
     init(
         settings: AgentSettings?, connection: BusConnection, transport: any HTTPTransport, openSocket: @escaping AgentSocketOpener,
         glasses: (any GlassesSession)?, statuses: Watched<SessionStatus>?, claim: EventClaim, mode: ModeSetting,
-        assistant: Assistant, voice: VoiceSettings, store: SQLiteSettingsStore, logger: Logger
+        assistant: Assistant, voice: VoiceSettings, store: SQLiteSettingsStore, logger: Logger,
+        screen: (@Sendable (String) async throws -> Void)? = nil
     ) {
+        self.screen = screen
         self.settings = settings
         self.connection = connection
         client = settings.map { TENClient(baseURL: $0.baseURL, transport: transport) }
@@ -123,7 +127,7 @@ final class AgentService: Service, CustomStringConvertible {
         let run = AgentRun(
             graph: graph, settings: settings, client: client, openSocket: openSocket, glasses: glasses, statuses: statuses,
             claim: claim, voice: voice, output: object, ledger: ledger, clock: ContinuousClock(),
-            logger: Self.logger(logger, number))
+            logger: Self.logger(logger, number), screen: screen)
         let dropped = sessions.withLock { s -> [AgentSessionObject] in
             s.objects.append(object)
             s.active = run
