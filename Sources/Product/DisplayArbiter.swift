@@ -43,7 +43,7 @@ public struct DisplayItem<Instant: InstantProtocol>: Sendable, Equatable {
 /// glance, nothing from the answer being read); of the items waiting the highest shows, the
 /// oldest first among equals; updates are at least `minimumGap` apart so a burst does not
 /// flicker (a hazard does not wait for the gap); at most `capacity` wait, and past it the oldest
-/// of the lowest priority is dropped and counted. What the glasses show by themselves (the
+/// of the lowest priority (a critical one last) is dropped and counted. What the glasses show by themselves (the
 /// answer, as it streams) is `occupy`'d, not offered: it is on the display already.
 public struct DisplayArbiter<C: Clock>: Sendable where C.Duration == Duration {
     public typealias Item = DisplayItem<C.Instant>
@@ -92,11 +92,9 @@ public struct DisplayArbiter<C: Clock>: Sendable where C.Duration == Duration {
             order[item.id] = offers
         }
         queue.append(item)
-        while queue.count > capacity {
-            let lowest = queue.map(\.priority).min()!
-            let oldest = queue.indices.filter { queue[$0].priority == lowest }.min { rank(queue[$0]) < rank(queue[$1]) }!
-            order[queue[oldest].id] = nil
-            queue.remove(at: oldest)
+        while queue.count > capacity, let victim = queue.indices.min(by: { dropsFirst(queue[$0], queue[$1]) }) {
+            order[queue[victim].id] = nil
+            queue.remove(at: victim)
             dropped += 1
         }
     }
@@ -165,6 +163,14 @@ public struct DisplayArbiter<C: Clock>: Sendable where C.Duration == Duration {
     private func rank(_ item: Item) -> Int { order[item.id] ?? Int.max }
 
     /// Higher priority first (critical before not, within one), then the oldest offer.
+    /// Which of two waiting items goes first when too many wait: the lower priority, a
+    /// critical one last among equals, then the older.
+    private func dropsFirst(_ a: Item, _ b: Item) -> Bool {
+        if a.priority != b.priority { return a.priority < b.priority }
+        if a.critical != b.critical { return b.critical }
+        return rank(a) < rank(b)
+    }
+
     private func before(_ a: Item, _ b: Item) -> Bool {
         if a.priority != b.priority { return a.priority > b.priority }
         if a.critical != b.critical { return a.critical }

@@ -159,4 +159,17 @@ struct DisplayArbiterTests {
         #expect(arbiter.waiting.map(\.id) == ["n2", "n3", "n4"] && arbiter.dropped == 2)
         #expect(arbiter.waiting[1].expires == at(9_000))
     }
+
+    @Test("past the bound a critical notification is kept over older and newer normal ones")
+    func boundKeepsCritical() {
+        var arbiter = Arbiter(capacity: 2)
+        arbiter.offer(Self.item("fire", .notification, critical: true))
+        arbiter.offer(Self.item("n1", .notification))
+        arbiter.offer(Self.item("n2", .notification))
+        #expect(arbiter.waiting.map(\.id) == ["fire", "n2"] && arbiter.dropped == 1)
+        arbiter.offer(Self.item("smoke", .notification, critical: true))
+        #expect(arbiter.waiting.map(\.id) == ["fire", "smoke"] && arbiter.dropped == 2)
+        arbiter.offer(Self.item("n3", .notification))
+        #expect(arbiter.waiting.map(\.id) == ["fire", "smoke"] && arbiter.dropped == 3, "the newcomer goes when all else is critical")
+    }
 }
