@@ -46,9 +46,10 @@ struct NotificationDeskTests {
             // Whole, with the normal one waiting behind it (the Frame may draw the heading alone first).
             let shown = try await vf.waitForDisplay(containing: "Alarm: Smoke in the kitchen +1 more", timeout: .seconds(15))
             #expect(!shown.contains("more words"), "\(shown)")
-            let queue = try await desk.queue()
-            #expect(queue.map(\.id) == ["notification/\(critical)", "notification/\(normal)"], "\(queue)")
-            #expect(queue.first?.showing == true, "\(queue)")
+            // DisplayQueue follows (published apart from the write to the glasses).
+            try await desk.waitForQueue {
+                $0.map(\.id) == ["notification/\(critical)", "notification/\(normal)"] && $0.first?.showing == true
+            }
         }
     }
 
@@ -88,6 +89,8 @@ struct NotificationDeskTests {
             // With those between dismissed, the newest is next: after the answer's reading time.
             for id in ids[1..<20] { try await desk.manager.dismissNotification(id: id) }
             try await vf.waitForDisplay(containing: "Chat: message 21", timeout: .seconds(30))
+            // Listed shown once the glasses took it: surely when its reading time is over and the display free.
+            try await desk.waitForQueue(timeout: .seconds(30)) { $0.isEmpty }
             #expect(try await desk.notifications().first.map { $0.id == ids[20] && $0.state == "shown" } == true)
         }
     }
