@@ -152,18 +152,20 @@ actor EDSCalendar {
     }
 
     /// The signals that say the calendars changed: its views' objects, the registry's sources
-    /// (added, removed, changed), EDS's names coming and going. Calls `changed` for each (`forget` first
-    /// when EDS's processes changed) until the connection is lost.
-    func watch(_ changed: @Sendable () -> Void) async {
-        guard
-            let signals = try? await bus.subscribe(
-                SignalMatch(interface: Self.viewInterface, member: "ObjectsAdded"),
-                SignalMatch(interface: Self.viewInterface, member: "ObjectsModified"),
-                SignalMatch(interface: Self.viewInterface, member: "ObjectsRemoved"),
-                SignalMatch(sender: Self.sourcesName, interface: Self.objectManager),
-                SignalMatch(sender: Self.sourcesName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
-                SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
-        else { return }
+    /// (added, removed, changed), EDS's names coming and going. In place when this returns.
+    func changes() async throws -> SignalSubscription {
+        try await bus.subscribe(
+            SignalMatch(interface: Self.viewInterface, member: "ObjectsAdded"),
+            SignalMatch(interface: Self.viewInterface, member: "ObjectsModified"),
+            SignalMatch(interface: Self.viewInterface, member: "ObjectsRemoved"),
+            SignalMatch(sender: Self.sourcesName, interface: Self.objectManager),
+            SignalMatch(sender: Self.sourcesName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
+            SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+    }
+
+    /// Calls `changed` for each of `signals` (from `changes()`) that concerns the calendars read
+    /// (`forget` first when EDS's processes changed), until the connection is lost.
+    func watch(_ signals: SignalSubscription, _ changed: @Sendable () -> Void) async {
         for await event in signals {
             switch event {
             case .signal(let signal):

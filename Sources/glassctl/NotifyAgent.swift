@@ -60,10 +60,15 @@ struct NotifyAgent: AsyncParsableCommand {
         }
         // The calendar is read over a connection of its own: the monitor above only listens.
         var calendar: EDSCalendar?
+        var calendarChanges: SignalSubscription?
         if rules.calendar {
             do {
-                calendar = EDSCalendar(bus: try await BusConnection.open(Self.sessionBus(ProcessInfo.processInfo.environment)))
+                let reader = EDSCalendar(bus: try await BusConnection.open(Self.sessionBus(ProcessInfo.processInfo.environment)))
+                calendar = reader
+                // Before READY: a change from then on is heard.
+                calendarChanges = try await reader.changes()
             } catch {
+                await calendar?.bus.close()
                 await session.close()
                 FileHandle.standardError.write(Data("glassctl: cannot connect to the session bus: \(error)\n".utf8))
                 throw ExitCode.failure
@@ -82,7 +87,7 @@ struct NotifyAgent: AsyncParsableCommand {
         }
         let ended = await NotifyAgentRun(
             rules: rules, dryRun: dryRun, json: options.json, glassd: glassd, replyBound: .milliseconds(max(0, replyWaitMs)),
-            calendar: calendar
+            calendar: calendar, calendarChanges: calendarChanges
         )
         .run(overheard)
         await session.close()

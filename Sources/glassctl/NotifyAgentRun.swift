@@ -14,8 +14,9 @@ struct NotifyAgentRun {
     let glassd: Client?
     /// How long a Notify call waits for the desktop's reply (its id) before it is forwarded without one.
     let replyBound: Duration
-    /// The desktop's calendar; nil when notify.toml turned it off.
+    /// The desktop's calendar and the signals of its changes; nil when notify.toml turned it off.
     let calendar: EDSCalendar?
+    let calendarChanges: SignalSubscription?
 
     /// An event for the state, or the end.
     private enum Input: Sendable {
@@ -41,9 +42,9 @@ struct NotifyAgentRun {
                     input.yield(.connectionLost("the connection to glassd's bus was lost"))
                 }
             }
-            if let calendar {
+            if let calendar, let calendarChanges {
                 group.addTask {
-                    await calendar.watch { input.yield(.event(.calendarChanged)) }
+                    await calendar.watch(calendarChanges) { input.yield(.event(.calendarChanged)) }
                     input.yield(.connectionLost("the session bus connection was lost"))
                 }
                 group.addTask { await Self.timer(wakeTimes) { input.yield(.event(.calendarTimer)) } }
