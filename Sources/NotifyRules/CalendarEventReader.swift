@@ -35,6 +35,8 @@ struct CalendarEventRecord: Equatable {
 extension CalendarEventRecord {
     /// What an event with no summary is called.
     static let untitled = "(no title)"
+    /// The EXDATEs of one event that count at most.
+    static let maxExceptions = 1000
 
     /// The VEVENTs in `text` (whatever encloses them: a VCALENDAR or nothing); those without a
     /// readable DTSTART are left out, and the properties of components within one (a VALARM's
@@ -97,6 +99,8 @@ extension CalendarEventRecord {
         for line in properties where line.name == "EXDATE" {
             record.exceptions += ICalendarText.times(line.value, parameters: line.parameters, local: local)
         }
+        // Each occurrence is compared with each EXDATE: bounded.
+        record.exceptions = Array(record.exceptions.prefix(maxExceptions))
         record.cancelled = first("STATUS")?.value.uppercased() == "CANCELLED"
         return record
     }

@@ -77,15 +77,24 @@ struct CalendarRecurrence: Equatable {
             limit = .distantFuture
         }
         let end = min(before, limit)
-        // Without COUNT, the periods long past are skipped at once.
+        // Periods with exactly one occurrence each (no BYDAY, no 31st or 29 February to skip) can
+        // be counted without being made: the periods long past are skipped at once. Otherwise
+        // only without COUNT (there is nothing to count then).
+        let day = startParts.day ?? 1, month = startParts.month ?? 1
+        let regular =
+            weekdays.isEmpty
+            && (frequency == .daily || frequency == .weekly || (frequency == .monthly && day <= 28)
+                || (frequency == .yearly && !(month == 2 && day == 29)))
         var first = 0
-        if count == nil, from > start {
+        if count == nil || regular, from > start {
             let unit: Calendar.Component = frequency == .monthly ? .month : frequency == .yearly ? .year : .day
             let elapsed = calendar.dateComponents([unit], from: start, to: from).value(for: unit) ?? 0
             first = max(0, elapsed / (frequency == .weekly ? 7 : 1) / interval - 1)
         }
         var out: [Date] = []
-        var counted = 0
+        // Period 0 is DTSTART's: each period skipped had one occurrence.
+        var counted = first
+        if let count, counted >= count { return [] }
         /// Keeps `date`; false once COUNT is reached.
         func take(_ date: Date) -> Bool {
             counted += 1
@@ -95,8 +104,19 @@ struct CalendarRecurrence: Equatable {
         if first == 0 {
             guard start < end, take(start) else { return out }
         }
+        // A period's days begin at least this many days after DTSTART's, per period (a week's
+        // BYDAY days up to 6 days before DTSTART's weekday).
+        let minimumDays: Int
+        switch frequency {
+        case .daily: minimumDays = 1
+        case .weekly: minimumDays = 7
+        case .monthly: minimumDays = 28
+        case .yearly: minimumDays = 365
+        }
         for period in first..<(first + Self.maxPeriods) {
             let step = period * interval
+            // Every later period begins after the end: done (no date arithmetic far beyond it).
+            if start.addingTimeInterval(TimeInterval(step * minimumDays - 7) * 86_400 - 3600) >= end { break }
             var candidates: [Date] = []
             switch frequency {
             case .daily:

@@ -103,6 +103,16 @@ struct NextEventTests {
         // Years of occurrences before now: no COUNT, found at once.
         let old = Self.event("SUMMARY:Old", "DTSTART:19900101T150000Z", "DTEND:19900101T160000Z", "RRULE:FREQ=DAILY")
         #expect(Self.next(old)?.start == Self.utc("20260327T150000Z"))
+        // Years of them with COUNT: counted to the one, without making each (beyond 5000 periods).
+        // 27 March 2026 is the 9583rd day from 1 January 2000.
+        let counted = { (count: Int) in Self.event("SUMMARY:C", "DTSTART:20000101T150000Z", "RRULE:FREQ=DAILY;COUNT=\(count)") }
+        let afterIt = Self.utc("20260327T160000Z")
+        #expect(Self.next(counted(9584), now: afterIt)?.start == Self.utc("20260328T150000Z"))
+        #expect(Self.next(counted(9583), now: afterIt) == nil)
+        #expect(Self.next(counted(9583))?.start == Self.utc("20260327T150000Z"))
+        let monthlyCounted = Self.event("SUMMARY:M", "DTSTART:20000328T150000Z", "RRULE:FREQ=MONTHLY;COUNT=313")
+        #expect(Self.next(monthlyCounted)?.start == Self.utc("20260328T150000Z"))
+        #expect(Self.next(Self.event("SUMMARY:M", "DTSTART:20000328T150000Z", "RRULE:FREQ=MONTHLY;COUNT=312")) == nil)
         let every3 = Self.event("SUMMARY:E3", "DTSTART:20260301T150000Z", "RRULE:FREQ=DAILY;INTERVAL=3")
         #expect(Self.next(every3)?.start == Self.utc("20260328T150000Z"))
     }
