@@ -144,6 +144,18 @@ struct NextEventStateTests {
         #expect(EDSCalendar.query(from: Self.now, to: Self.now + 1, zone: Self.utc) == #"(occur-in-time-range? (make-time "20261128T100000Z") (make-time "20261128T100001Z"))"#)
     }
 
+    @Test("--dry-run's line: the event as it would be sent (unix seconds in JSON), or none")
+    func report() throws {
+        #expect(EventReport(nil).text == "event none")
+        #expect(EventReport(nil).action == "no_event" && EventReport(nil).summary == nil)
+        let line = EventReport(NextEvent(summary: "Stand \"up\"", start: Self.now, end: Self.now + 900, allDay: false))
+        #expect(line.start == 1_795_860_000 && line.end == 1_795_860_900 && line.all_day == false)
+        #expect(line.text.hasPrefix(#"event summary="Stand \"up\"" start=2026-11-28T"#), "\(line.text)")
+        #expect(line.text.hasSuffix(" all_day=false"), "\(line.text)")
+        let json = String(decoding: try JSONEncoder().encode(line), as: UTF8.self)
+        #expect(json.contains(#""start":1795860000"#) && json.contains(#""action":"event""#), "\(json)")
+    }
+
     @Test("the timer goes off once, at the latest time given; a newer time replaces the one before")
     func timer() async throws {
         let (times, give) = AsyncStream.makeStream(of: Date.self, bufferingPolicy: .bufferingNewest(1))
