@@ -46,9 +46,9 @@ extension NotifyRules {
         } catch {
             throw fail("\(error)")
         }
-        let known: Set = ["min_urgency", "rule", "quiet_hours"]
+        let known: Set = ["min_urgency", "calendar", "rule", "quiet_hours"]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
-            throw fail("unknown key \(unknown) (the keys are min_urgency, [[rule]] and [quiet_hours])")
+            throw fail("unknown key \(unknown) (the keys are min_urgency, calendar, [[rule]] and [quiet_hours])")
         }
         var rules = NotifyRules()
         if let value = table["min_urgency"] {
@@ -56,6 +56,10 @@ extension NotifyRules {
                 throw fail("min_urgency must be \"low\", \"normal\" or \"critical\"")
             }
             rules.minUrgency = urgency
+        }
+        if let value = table["calendar"] {
+            guard let on = value.bool else { throw fail("calendar must be true or false") }
+            rules.calendar = on
         }
         if let value = table["rule"] {
             guard let array = value.array else { throw fail("rule must be a list of tables: [[rule]]") }

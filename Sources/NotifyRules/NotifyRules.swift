@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 /// What the notification agent forwards to glassd, from notify.toml: a minimum urgency, rules
-/// by app and category (the first that matches decides), and quiet hours. No file forwards
-/// everything.
+/// by app and category (the first that matches decides), quiet hours, and whether the calendar's
+/// next event goes too. No file forwards everything.
 public struct NotifyRules: Sendable, Equatable {
     public enum Action: String, Sendable, Equatable {
         case allow, deny
@@ -42,11 +42,14 @@ public struct NotifyRules: Sendable, Equatable {
     public var minUrgency: Urgency
     public var rules: [Rule]
     public var quietHours: QuietHours?
+    /// Whether the desktop calendar's next event is sent to glassd (`calendar = false`: it is not).
+    public var calendar: Bool
 
-    public init(minUrgency: Urgency = .low, rules: [Rule] = [], quietHours: QuietHours? = nil) {
+    public init(minUrgency: Urgency = .low, rules: [Rule] = [], quietHours: QuietHours? = nil, calendar: Bool = true) {
         self.minUrgency = minUrgency
         self.rules = rules
         self.quietHours = quietHours
+        self.calendar = calendar
     }
 }
 

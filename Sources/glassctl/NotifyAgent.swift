@@ -17,9 +17,11 @@ struct NotifyAgent: AsyncParsableCommand {
             glassd with the id the desktop gave it, and the desktop's closing of them. Rules in \
             notify.toml say what is forwarded: min_urgency, [[rule]] by app and category (the first \
             that matches decides), [quiet_hours] (only critical ones come through then). While glassd \
-            is away, the newest \(NotifyAgentState.queueLimit) wait for it. It never has polkit ask \
-            for a password (--interactive is ignored). Exits non-zero when a bus connection is lost \
-            (systemd restarts it).
+            is away, the newest \(NotifyAgentState.queueLimit) wait for it. It also sends glassd \
+            the next event of your calendars in Evolution Data Server (within 7 days; for the \
+            glance), again when it changes, ends, or a day begins; calendar = false in notify.toml \
+            turns that off. It never has polkit ask for a password (--interactive is ignored). Exits \
+            non-zero when a bus connection is lost (systemd restarts it).
             """)
 
     @OptionGroup var options: GlobalOptions
@@ -30,7 +32,10 @@ struct NotifyAgent: AsyncParsableCommand {
             valueName: "path"))
     var config: String?
 
-    @Flag(help: "Print, for each notification, what would be sent or why not (with --json, an object a line); send nothing (and need no glassd).")
+    @Flag(
+        help:
+            "Print, for each notification, what would be sent or why not, and each next calendar event that would be sent (with --json, an object a line); send nothing (and need no glassd)."
+    )
     var dryRun = false
 
     @Option(help: ArgumentHelp("How long a notification waits for the desktop's id before it is forwarded without one.", valueName: "ms"))
@@ -53,6 +58,22 @@ struct NotifyAgent: AsyncParsableCommand {
             FileHandle.standardError.write(Data("glassctl: cannot listen on the session bus: \(error)\n".utf8))
             throw ExitCode.failure
         }
+        // The calendar is read over a connection of its own: the monitor above only listens.
+        var calendar: EDSCalendar?
+        var calendarChanges: SignalSubscription?
+        if rules.calendar {
+            do {
+                let reader = EDSCalendar(bus: try await BusConnection.open(Self.sessionBus(ProcessInfo.processInfo.environment)))
+                calendar = reader
+                // Before READY: a change from then on is heard.
+                calendarChanges = try await reader.changes()
+            } catch {
+                await calendar?.bus.close()
+                await session.close()
+                FileHandle.standardError.write(Data("glassctl: cannot connect to the session bus: \(error)\n".utf8))
+                throw ExitCode.failure
+            }
+        }
         var glassd: Client?
         if !dryRun {
             // Never interactive: a background service has nobody to answer a password prompt.
@@ -65,9 +86,12 @@ struct NotifyAgent: AsyncParsableCommand {
             fflush(nil)
         }
         let ended = await NotifyAgentRun(
-            rules: rules, dryRun: dryRun, json: options.json, glassd: glassd, replyBound: .milliseconds(max(0, replyWaitMs)))
-            .run(overheard)
+            rules: rules, dryRun: dryRun, json: options.json, glassd: glassd, replyBound: .milliseconds(max(0, replyWaitMs)),
+            calendar: calendar, calendarChanges: calendarChanges
+        )
+        .run(overheard)
         await session.close()
+        await calendar?.bus.close()
         await glassd?.connection.close()
         FileHandle.standardError.write(Data("glassctl: \(ended)\n".utf8))
         throw ExitCode.failure

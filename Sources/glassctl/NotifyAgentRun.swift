@@ -5,8 +5,8 @@ import GlassdAPI
 import GlassdContract
 import NotifyRules
 
-/// The agent at work: overheard messages and glassd's comings and goings in, calls to glassd
-/// (or --dry-run's lines) out, all through `NotifyAgentState` on one task.
+/// The agent at work: overheard messages, the calendar's changes and glassd's comings and goings
+/// in, calls to glassd (or --dry-run's lines) out, all through `NotifyAgentState` on one task.
 struct NotifyAgentRun {
     let rules: NotifyRules
     let dryRun: Bool
@@ -14,6 +14,9 @@ struct NotifyAgentRun {
     let glassd: Client?
     /// How long a Notify call waits for the desktop's reply (its id) before it is forwarded without one.
     let replyBound: Duration
+    /// The desktop's calendar and the signals of its changes; nil when notify.toml turned it off.
+    let calendar: EDSCalendar?
+    let calendarChanges: SignalSubscription?
 
     /// An event for the state, or the end.
     private enum Input: Sendable {
@@ -24,6 +27,8 @@ struct NotifyAgentRun {
     /// Runs until a bus connection is lost; returns which.
     func run(_ overheard: AsyncStream<MonitoredMessage>) async -> String {
         let (inputs, input) = AsyncStream.makeStream(of: Input.self)
+        // The calendar's one timer: each time given replaces the one before.
+        let (wakeTimes, wake) = AsyncStream.makeStream(of: Date.self, bufferingPolicy: .bufferingNewest(1))
         return await withDiscardingTaskGroup { group in
             group.addTask {
                 for await message in overheard {
@@ -37,7 +42,17 @@ struct NotifyAgentRun {
                     input.yield(.connectionLost("the connection to glassd's bus was lost"))
                 }
             }
+            if let calendar, let calendarChanges {
+                group.addTask {
+                    await calendar.watch(calendarChanges) { input.yield(.event(.calendarChanged)) }
+                    input.yield(.connectionLost("the session bus connection was lost"))
+                }
+                group.addTask { await Self.timer(wakeTimes) { input.yield(.event(.calendarTimer)) } }
+            }
             var state = NotifyAgentState(rules: rules, dryRun: dryRun)
+            for effect in state.start() {
+                perform(effect, group: &group, wake: wake) { input.yield(.event($0)) }
+            }
             var reason = "stopped"
             loop: for await item in inputs {
                 switch item {
@@ -46,17 +61,41 @@ struct NotifyAgentRun {
                     break loop
                 case .event(let event):
                     for effect in state.handle(event) {
-                        perform(effect, group: &group) { input.yield(.event($0)) }
+                        perform(effect, group: &group, wake: wake) { input.yield(.event($0)) }
                     }
                 }
             }
+            wake.finish()
             group.cancelAll()
             return reason
         }
     }
 
-    private func perform(_ effect: AgentEffect, group: inout DiscardingTaskGroup, _ input: @escaping @Sendable (AgentEvent) -> Void) {
+    private func perform(
+        _ effect: AgentEffect, group: inout DiscardingTaskGroup, wake: AsyncStream<Date>.Continuation,
+        _ input: @escaping @Sendable (AgentEvent) -> Void
+    ) {
         switch effect {
+        case .readCalendar:
+            guard let calendar else { return }
+            group.addTask {
+                let now = Date()
+                let (next, note) = await calendar.next(now: now)
+                input(.calendarRead(next, now: now, note: note))
+            }
+        case .wakeCalendar(let date):
+            wake.yield(date)
+        case .sendEvent(let event):
+            guard let glassd else { return }
+            group.addTask { input(.eventSent(await Self.send(event, to: glassd))) }
+        case .reportEvent(let event):
+            let report = EventReport(event)
+            if json {
+                try? printJSON(report)
+            } else {
+                print(report.text)
+            }
+            fflush(nil)
         case .startReplyTimer(let key):
             group.addTask {
                 // One bounded wait per call (cancelled with the agent), not a polling loop.
@@ -149,18 +188,52 @@ struct NotifyAgentRun {
     ]
 
     static func send(_ item: Outgoing, to glassd: Client) async -> SendOutcome {
-        do {
+        await outcome {
             switch item {
             case .notify(let notification, let desktopID):
                 _ = try await glassd.manager.notify(notification: notification.fields(desktopID: desktopID), timeoutSeconds: 10)
             case .close(let desktopID):
                 try await glassd.manager.closeNotification(desktopID: desktopID, timeoutSeconds: 10)
             }
+        }
+    }
+
+    /// SetNextEvent: the event, or an empty one (no summary) to clear it.
+    static func send(_ event: NextEvent?, to glassd: Client) async -> SendOutcome {
+        let fields = event.map {
+            GlassdBus.Manager1.CalendarEvent(
+                summary: $0.summary, start: Int64($0.start.timeIntervalSince1970.rounded(.down)),
+                end: Int64($0.end.timeIntervalSince1970.rounded(.down)), allDay: $0.allDay)
+        }
+        return await outcome { try await glassd.manager.setNextEvent(event: fields ?? GlassdBus.Manager1.CalendarEvent(), timeoutSeconds: 10) }
+    }
+
+    private static func outcome(_ call: () async throws -> Void) async -> SendOutcome {
+        do {
+            try await call()
             return .sent
         } catch let error as BusError {
             return awayErrors.contains(error.name) ? .glassdAway : .refused(error)
         } catch {
             return .glassdAway
+        }
+    }
+
+    /// One timer for the whole run: it goes off at the latest time `times` gave, unless a newer
+    /// time came first (then that one counts). Ends when `times` does.
+    static func timer(_ times: AsyncStream<Date>, fire: @escaping @Sendable () -> Void) async {
+        var iterator = times.makeAsyncIterator()
+        var next = await iterator.next()
+        while let time = next {
+            next = await withDiscardingTaskGroup(returning: Date?.self) { group in
+                group.addTask {
+                    guard (try? await Task.sleep(for: .seconds(max(0, time.timeIntervalSinceNow)))) != nil else { return }
+                    fire()
+                }
+                let newer = await iterator.next()
+                group.cancelAll()
+                return newer
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import Foundation
 import NotifyRules
 
 /// A Notify call on the session bus: its sender and serial, which the desktop's reply names.
@@ -33,6 +34,15 @@ enum AgentEvent: Sendable {
     case replyOverdue(CallKey)
     case glassdPresent(Bool)
     case sendFinished(SendOutcome)
+    /// The desktop's calendar said something changed.
+    case calendarChanged
+    /// The calendar's timer (the event's end, or midnight) went off.
+    case calendarTimer
+    /// A read of the calendar: its next event (nil: none, or no calendar), when, and a line on
+    /// how reading it went (nil: well).
+    case calendarRead(NextEvent?, now: Date, note: String?)
+    /// How a SetNextEvent call went.
+    case eventSent(SendOutcome)
 }
 
 /// What the agent does in reply to an event.
@@ -46,10 +56,19 @@ enum AgentEffect: Sendable, Equatable {
     /// Ask the bus whether glassd is there (a call found it gone; it may be back already).
     case checkGlassd
     case log(String)
+    /// Read the calendar's next event (then `calendarRead`).
+    case readCalendar
+    /// Raise `calendarTimer` at this time, instead of when it was to be raised before.
+    case wakeCalendar(at: Date)
+    /// SetNextEvent with this event (nil: clear it).
+    case sendEvent(NextEvent?)
+    /// --dry-run: the event that would be sent.
+    case reportEvent(NextEvent?)
 }
 
 /// The notification agent's state: Notify calls waiting for the desktop's id, the queue for
-/// glassd while it is away, what was forwarded (for closes). Pure: events in, effects out.
+/// glassd while it is away, what was forwarded (for closes); and the calendar's (`calendar`).
+/// Pure: events in, effects out.
 struct NotifyAgentState {
     /// How many notifications wait for glassd at most; the oldest goes first.
     static let queueLimit = 20
@@ -76,15 +95,24 @@ struct NotifyAgentState {
     private(set) var glassdPresent = false
     /// Desktop ids glassd has had (for closing them), newest last.
     private var delivered: [UInt32] = []
+    private(set) var calendar: NextEventState
 
-    init(rules: NotifyRules, dryRun: Bool) {
+    init(rules: NotifyRules, dryRun: Bool, zone: TimeZone = .current) {
         self.rules = rules
         self.dryRun = dryRun
+        calendar = NextEventState(dryRun: dryRun, zone: zone)
+    }
+
+    /// What the agent does first: read the calendar (unless notify.toml turned it off).
+    mutating func start() -> [AgentEffect] {
+        calendar.start(enabled: rules.calendar)
     }
 
     mutating func handle(_ event: AgentEvent) -> [AgentEffect] {
         var effects: [AgentEffect] = []
         switch event {
+        case .calendarChanged, .calendarTimer, .calendarRead, .eventSent:
+            return calendar.handle(event)
         case .notifyCall(let key, let notification, let minute):
             let verdict = rules.decide(notification, minuteOfDay: minute)
             // The same notification again: its id is the one it replaces, no need to wait.
@@ -111,6 +139,7 @@ struct NotifyAgentState {
                 effects.append(.log("glassd left the bus: notifications wait for it (at most \(Self.queueLimit))"))
             }
             glassdPresent = present
+            effects += calendar.handle(event)
         case .sendFinished(let outcome):
             guard let sent = inFlight else { break }
             inFlight = nil

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import AssistantEngine
+import Foundation
 import Firmware
 import GlassdConfig
 import GlassdDaemon
@@ -25,6 +26,8 @@ enum FuzzTarget: String, CaseIterable {
     case config
     /// notify.toml, glassctl notify-agent's rules.
     case notifyRules = "notify-rules"
+    /// The iCalendar objects of the desktop's calendar (EDS), read for the next event.
+    case icalendar
     /// DBusKit's message encoding and decoding, in calls through a private dbus-daemon.
     case dbusMessage = "dbus-message"
     /// A CBOR item (an SMP answer's payload).
@@ -66,6 +69,11 @@ enum FuzzTarget: String, CaseIterable {
             _ = try? Config.parse(String(decoding: bytes, as: UTF8.self))
         case .notifyRules:
             _ = try? NotifyRules.parse(String(decoding: bytes, as: UTF8.self))
+        case .icalendar:
+            // A fixed now and zone: the same input takes the same path every run.
+            _ = NextEvent.next(
+                in: [String(decoding: bytes, as: UTF8.self)], now: Date(timeIntervalSince1970: 1_795_860_000),
+                local: TimeZone(identifier: "Europe/Berlin") ?? .current)
         case .dbusMessage:
             DBusRoundTrip.run(bytes)
         case .cbor:

@@ -1,4 +1,4 @@
-'''glassd's notification methods, for python-dbusmock (--template): a stand-in glassd for
+'''glassd's notification methods (and SetNextEvent), for python-dbusmock (--template): a stand-in glassd for
 glassctl notify-agent's tests. Each call is recorded (GetCalls, and the MethodCalled signal).
 '''
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -14,4 +14,5 @@ def load(mock, parameters):
     mock.AddMethods(MAIN_IFACE, [
         ('Notify', 'a{sv}', 'u', 'ret = self.next_id\nself.next_id += 1'),
         ('CloseNotification', 'u', '', ''),
+        ('SetNextEvent', 'a{sv}', '', ''),
     ])

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 private let targets = [
-    "data-channel", "repl-reply", "sse", "dfu-package", "jpeg", "config", "notify-rules", "dbus-message", "cbor", "smp-frame", "mcuboot-image",
+    "data-channel", "repl-reply", "sse", "dfu-package", "jpeg", "config", "notify-rules", "icalendar", "dbus-message", "cbor", "smp-frame", "mcuboot-image",
 ]
 
 /// The smoke run of Scripts/fuzz's targets that fits in CI: glassd-fuzz, built plainly, replays

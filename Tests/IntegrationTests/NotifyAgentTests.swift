@@ -21,27 +21,27 @@ struct NotifyAgentTests {
             try await world.withDesktopDaemon {
                 try await world.withGlassd {
                     try await world.withAgent(Self.wait) { _ in
-                        let (bus, calls) = try await world.glassdCalls()
-                        defer { Task { await bus.close() } }
-                        let sent = try await world.notifySend(
-                            ["-p", "-a", "Mail", "-u", "critical", "-c", "email.arrived", "New mail", "From Ann: lunch?"])
-                        let id = try #require(UInt32(sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-                        let first = try #require(try await nextCalls(1, calls, world: world).first?.notification)
-                        #expect(
-                            first
-                                == GlassdBus.Manager1.NotificationFields(
-                                    appName: "Mail", summary: "New mail", body: "From Ann: lunch?", urgency: 2, category: "email.arrived",
-                                    desktopID: id))
+                        try await world.withGlassdCalls { calls in
+                            let sent = try await world.notifySend(
+                                ["-p", "-a", "Mail", "-u", "critical", "-c", "email.arrived", "New mail", "From Ann: lunch?"])
+                            let id = try #require(UInt32(sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+                            let first = try #require(try await nextCalls(1, calls, world: world).first?.notification)
+                            #expect(
+                                first
+                                    == GlassdBus.Manager1.NotificationFields(
+                                        appName: "Mail", summary: "New mail", body: "From Ann: lunch?", urgency: 2, category: "email.arrived",
+                                        desktopID: id))
 
-                        _ = try await world.notifySend(["-r", "\(id)", "-a", "Mail", "New mail (2)", "From Ann and Bob"])
-                        let second = try #require(try await nextCalls(1, calls, world: world).first?.notification)
-                        #expect(second.desktopID == id)
-                        #expect(second.summary == "New mail (2)" && second.body == "From Ann and Bob" && second.urgency == 1)
-                        #expect(second.category == nil)
+                            _ = try await world.notifySend(["-r", "\(id)", "-a", "Mail", "New mail (2)", "From Ann and Bob"])
+                            let second = try #require(try await nextCalls(1, calls, world: world).first?.notification)
+                            #expect(second.desktopID == id)
+                            #expect(second.summary == "New mail (2)" && second.body == "From Ann and Bob" && second.urgency == 1)
+                            #expect(second.category == nil)
 
-                        try await world.desktopCloses(id)
-                        let closed = try await nextCalls(1, calls, world: world)
-                        #expect(closed.first?.closed == id, "\(closed)")
+                            try await world.desktopCloses(id)
+                            let closed = try await nextCalls(1, calls, world: world)
+                            #expect(closed.first?.closed == id, "\(closed)")
+                        }
                     }
                 }
             }
@@ -71,15 +71,15 @@ struct NotifyAgentTests {
             try await world.withDesktopDaemon {
                 try await world.withGlassd {
                     try await world.withAgent(Self.wait) { _ in
-                        let (bus, calls) = try await world.glassdCalls()
-                        defer { Task { await bus.close() } }
-                        _ = try await world.notifySend(["-a", "Spammy", "-u", "critical", "Buy now"])  // rule 1
-                        _ = try await world.notifySend(["-a", "Mail", "-u", "low", "Newsletter"])  // min_urgency
-                        _ = try await world.notifySend(["-a", "Mail", "-u", "normal", "Quiet"])  // quiet hours
-                        _ = try await world.notifySend(["-a", "Chat", "-u", "low", "-c", "im.received", "Allowed but quiet"])
-                        _ = try await world.notifySend(["-a", "Alarm", "-u", "critical", "Wake up"])
-                        let received = try await nextCalls(1, calls, world: world)
-                        #expect(received.map(\.notification?.summary) == ["Wake up"], "\(received)")
+                        try await world.withGlassdCalls { calls in
+                            _ = try await world.notifySend(["-a", "Spammy", "-u", "critical", "Buy now"])  // rule 1
+                            _ = try await world.notifySend(["-a", "Mail", "-u", "low", "Newsletter"])  // min_urgency
+                            _ = try await world.notifySend(["-a", "Mail", "-u", "normal", "Quiet"])  // quiet hours
+                            _ = try await world.notifySend(["-a", "Chat", "-u", "low", "-c", "im.received", "Allowed but quiet"])
+                            _ = try await world.notifySend(["-a", "Alarm", "-u", "critical", "Wake up"])
+                            let received = try await nextCalls(1, calls, world: world)
+                            #expect(received.map(\.notification?.summary) == ["Wake up"], "\(received)")
+                        }
                     }
                 }
             }
@@ -90,19 +90,19 @@ struct NotifyAgentTests {
             try await world.withDesktopDaemon {
                 try await world.withGlassd {
                     try await world.withAgent(Self.wait) { _ in
-                        let (bus, calls) = try await world.glassdCalls()
-                        defer { Task { await bus.close() } }
-                        _ = try await world.notifySend(["-a", "Mail", "-u", "normal", "Below the minimum"])
-                        _ = try await world.notifySend(["-a", "Chat", "-u", "low", "-c", "im.received", "Allowed"])
-                        let received = try await nextCalls(1, calls, world: world)
-                        #expect(received.map(\.notification?.summary) == ["Allowed"], "\(received)")
+                        try await world.withGlassdCalls { calls in
+                            _ = try await world.notifySend(["-a", "Mail", "-u", "normal", "Below the minimum"])
+                            _ = try await world.notifySend(["-a", "Chat", "-u", "low", "-c", "im.received", "Allowed"])
+                            let received = try await nextCalls(1, calls, world: world)
+                            #expect(received.map(\.notification?.summary) == ["Allowed"], "\(received)")
+                        }
                     }
                 }
             }
         }
     }
 
-    @Test("--dry-run prints a line per notification, what would be sent or which rule held it back, and sends nothing")
+    @Test("--dry-run prints a line per notification, what would be sent or which rule held it back, and the calendar's event (none), and sends nothing")
     func dryRun() async throws {
         try await NotifyWorld.with { world in
             try world.writeRules("[[rule]]\napp = \"Spammy\"\naction = \"deny\"\n")
@@ -111,9 +111,12 @@ struct NotifyAgentTests {
                     try await world.withAgent(Self.wait + ["--dry-run"]) { agent in
                         _ = try await world.notifySend(["-a", "Mail", "-c", "email.arrived", "New \"mail\"", "body"])
                         _ = try await world.notifySend(["-a", "Spammy", "Buy now"])
-                        let lines = try await within(.seconds(20), failure: { "no dry-run lines; log:\n" + world.read("agent.log") }) {
-                            [try await agent.nextLine(), try await agent.nextLine()]
+                        // The calendar's line (no EDS here: no event) comes whenever its read is done.
+                        let all = try await within(.seconds(20), failure: { "no dry-run lines; log:\n" + world.read("agent.log") }) {
+                            [try await agent.nextLine(), try await agent.nextLine(), try await agent.nextLine()]
                         }
+                        #expect(all.filter { $0?.hasPrefix("event ") == true } == ["event none"])
+                        let lines = all.filter { $0?.hasPrefix("event ") != true }
                         #expect(
                             lines == [
                                 #"send app="Mail" summary="New \"mail\"" urgency=normal category="email.arrived" desktop_id=1"#,
@@ -133,20 +136,20 @@ struct NotifyAgentTests {
     func glassdRestarts() async throws {
         try await NotifyWorld.with { world in
             try await world.withDesktopDaemon {
-                let (bus, calls) = try await world.glassdCalls()
-                defer { Task { await bus.close() } }
-                try await world.withAgent(Self.wait) { _ in
-                    try await world.withGlassd {
-                        _ = try await world.notifySend(["-a", "A", "Before"])
-                        #expect(try await nextCalls(1, calls, world: world).map(\.notification?.summary) == ["Before"])
-                    }
-                    // The stand-in is gone (its process has exited).
-                    _ = try await world.notifySend(["-a", "A", "While away 1"])
-                    _ = try await world.notifySend(["-a", "A", "While away 2"])
-                    try await world.withGlassd {
-                        let delivered = try await nextCalls(2, calls, world: world)
-                        #expect(delivered.map(\.notification?.summary) == ["While away 1", "While away 2"], "\(delivered)")
-                        #expect(delivered.map(\.notification?.desktopID) == [2, 3])
+                try await world.withGlassdCalls { calls in
+                    try await world.withAgent(Self.wait) { _ in
+                        try await world.withGlassd {
+                            _ = try await world.notifySend(["-a", "A", "Before"])
+                            #expect(try await nextCalls(1, calls, world: world).map(\.notification?.summary) == ["Before"])
+                        }
+                        // The stand-in is gone (its process has exited).
+                        _ = try await world.notifySend(["-a", "A", "While away 1"])
+                        _ = try await world.notifySend(["-a", "A", "While away 2"])
+                        try await world.withGlassd {
+                            let delivered = try await nextCalls(2, calls, world: world)
+                            #expect(delivered.map(\.notification?.summary) == ["While away 1", "While away 2"], "\(delivered)")
+                            #expect(delivered.map(\.notification?.desktopID) == [2, 3])
+                        }
                     }
                 }
             }
@@ -157,18 +160,18 @@ struct NotifyAgentTests {
     func boundedQueue() async throws {
         try await NotifyWorld.with { world in
             try await world.withDesktopDaemon {
-                let (bus, calls) = try await world.glassdCalls()
-                defer { Task { await bus.close() } }
-                try await world.withAgent(Self.wait) { _ in
-                    for n in 1...23 { _ = try await world.notifySend(["-a", "A", "Waiting \(n)"]) }
-                    try await world.withGlassd {
-                        let delivered = try await nextCalls(20, calls, world: world)
-                        #expect(delivered.map(\.notification?.summary) == (4...23).map { "Waiting \($0)" }, "\(delivered)")
-                        // Nothing more: one sent after them is the next call.
-                        _ = try await world.notifySend(["-a", "A", "After"])
-                        #expect(try await nextCalls(1, calls, world: world).map(\.notification?.summary) == ["After"])
+                try await world.withGlassdCalls { calls in
+                    try await world.withAgent(Self.wait) { _ in
+                        for n in 1...23 { _ = try await world.notifySend(["-a", "A", "Waiting \(n)"]) }
+                        try await world.withGlassd {
+                            let delivered = try await nextCalls(20, calls, world: world)
+                            #expect(delivered.map(\.notification?.summary) == (4...23).map { "Waiting \($0)" }, "\(delivered)")
+                            // Nothing more: one sent after them is the next call.
+                            _ = try await world.notifySend(["-a", "A", "After"])
+                            #expect(try await nextCalls(1, calls, world: world).map(\.notification?.summary) == ["After"])
+                        }
+                        #expect(world.read("agent.log").contains("dropped the oldest"))
                     }
-                    #expect(world.read("agent.log").contains("dropped the oldest"))
                 }
             }
         }
@@ -180,18 +183,18 @@ struct NotifyAgentTests {
             try await world.withSlowDesktopDaemon(seconds: 3) {
                 try await world.withGlassd {
                     try await world.withAgent(["--reply-wait-ms", "100"]) { _ in
-                        let (bus, calls) = try await world.glassdCalls()
-                        defer { Task { await bus.close() } }
-                        let long = String(repeating: "é", count: 5000)
-                        async let sent = world.notifySend(["-p", "-a", "Slow", "Summary", long])
-                        let call = try #require(try await nextCalls(1, calls, world: world).first?.notification)
-                        #expect(call.desktopID == 0)
-                        #expect(call.summary == "Summary")
-                        let body = try #require(call.body)
-                        #expect(body.allSatisfy { $0 == "é" } && !body.isEmpty)
-                        #expect(("Slow" + "Summary" + body).utf8.count <= 4000)
-                        // The desktop's answer, when it came, was still its own.
-                        #expect((try await sent).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "42")
+                        try await world.withGlassdCalls { calls in
+                            let long = String(repeating: "é", count: 5000)
+                            async let sent = world.notifySend(["-p", "-a", "Slow", "Summary", long])
+                            let call = try #require(try await nextCalls(1, calls, world: world).first?.notification)
+                            #expect(call.desktopID == 0)
+                            #expect(call.summary == "Summary")
+                            let body = try #require(call.body)
+                            #expect(body.allSatisfy { $0 == "é" } && !body.isEmpty)
+                            #expect(("Slow" + "Summary" + body).utf8.count <= 4000)
+                            // The desktop's answer, when it came, was still its own.
+                            #expect((try await sent).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "42")
+                        }
                     }
                 }
             }
@@ -202,19 +205,19 @@ struct NotifyAgentTests {
     func desktopDaemonRestarts() async throws {
         try await NotifyWorld.with { world in
             try await world.withGlassd {
-                let (bus, calls) = try await world.glassdCalls()
-                defer { Task { await bus.close() } }
-                try await world.withAgent(Self.wait) { _ in
-                    try await world.withDesktopDaemon {
-                        _ = try await world.notifySend(["-a", "A", "First daemon"])
-                        _ = try await world.notifySend(["-a", "A", "First daemon again"])
-                        #expect(try await nextCalls(2, calls, world: world).map(\.notification?.desktopID) == [1, 2])
-                    }
-                    try await world.withDesktopDaemon {
-                        _ = try await world.notifySend(["-a", "A", "Second daemon"])
-                        let call = try await nextCalls(1, calls, world: world)
-                        #expect(call.first?.notification?.summary == "Second daemon")
-                        #expect(call.first?.notification?.desktopID == 1, "the new daemon's own id, from its reply")
+                try await world.withGlassdCalls { calls in
+                    try await world.withAgent(Self.wait) { _ in
+                        try await world.withDesktopDaemon {
+                            _ = try await world.notifySend(["-a", "A", "First daemon"])
+                            _ = try await world.notifySend(["-a", "A", "First daemon again"])
+                            #expect(try await nextCalls(2, calls, world: world).map(\.notification?.desktopID) == [1, 2])
+                        }
+                        try await world.withDesktopDaemon {
+                            _ = try await world.notifySend(["-a", "A", "Second daemon"])
+                            let call = try await nextCalls(1, calls, world: world)
+                            #expect(call.first?.notification?.summary == "Second daemon")
+                            #expect(call.first?.notification?.desktopID == 1, "the new daemon's own id, from its reply")
+                        }
                     }
                 }
             }
@@ -244,7 +247,95 @@ struct NotifyAgentTests {
             let result = try await within(.seconds(20), failure: { "the agent did not end" }) { try await agent.value }
             #expect(result.status == 1)
             let which = bus == "session" ? "the session bus connection was lost" : "the connection to glassd's bus was lost"
-            #expect(result.stderr == "glassctl: \(which)\n")
+            // Last; before it only the agent's log lines (here: that there is no calendar).
+            let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.suffix(2) == ["glassctl: \(which)", ""], "\(result.stderr)")
+            #expect(lines.dropLast(2).allSatisfy { $0.hasPrefix("glassctl notify-agent: ") }, "\(result.stderr)")
+        }
+    }
+
+    /// Unix time `minutes` from now, on a whole minute.
+    static func fromNow(_ minutes: Int64) -> Int64 { Int64(Date().timeIntervalSince1970) / 60 * 60 + minutes * 60 }
+
+    @Test("the desktop calendar's next event (EDS) reaches glassd; EDS's change sends the new one, its removal clears it; a disabled calendar and a cancelled event do not count")
+    func calendar() async throws {
+        try await NotifyWorld.with { world in
+            try await world.withEDS { eds in
+                let (start, end) = (Self.fromNow(60), Self.fromNow(75))
+                let standup = EDSStandIn.event(uid: "s", summary: "Standup\\, daily", start: start, end: end)
+                let review = EDSStandIn.event(uid: "r", summary: "Review", start: Self.fromNow(120), end: Self.fromNow(180))
+                let cancelled = EDSStandIn.event(uid: "c", summary: "Off", start: Self.fromNow(30), end: Self.fromNow(40), extra: ["STATUS:CANCELLED"])
+                let hidden = EDSStandIn.event(uid: "h", summary: "Hidden", start: Self.fromNow(10), end: Self.fromNow(20))
+                try await eds.addSource("personal", events: [review, standup, cancelled])
+                try await eds.addSource("off", keyFile: EDSStandIn.keyFile(enabled: false), events: [hidden])
+                try await world.withGlassd {
+                    try await world.withGlassdCalls { calls in
+                        try await world.withAgent(Self.wait) { _ in
+                            let first = try await nextEvent(calls, world: world)
+                            #expect(first == GlassdBus.Manager1.CalendarEvent(summary: "Standup, daily", start: start, end: end, allDay: false))
+
+                            let (movedStart, movedEnd) = (Self.fromNow(45), Self.fromNow(50))
+                            let moved = EDSStandIn.event(uid: "s", summary: "Standup (moved)", start: movedStart, end: movedEnd)
+                            try await eds.change("personal", events: [review, moved, cancelled], signal: "ObjectsModified", arguments: [moved])
+                            let second = try await nextEvent(calls, world: world)
+                            #expect(second == GlassdBus.Manager1.CalendarEvent(summary: "Standup (moved)", start: movedStart, end: movedEnd, allDay: false))
+
+                            try await eds.change("personal", events: [], signal: "ObjectsRemoved", arguments: ["s", "r", "c"])
+                            #expect(try await nextEvent(calls, world: world) == GlassdBus.Manager1.CalendarEvent(), "an empty one clears it")
+
+                            // Asked for the lookahead from now, in EDS's own query language; the disabled calendar never opened.
+                            let queries = try await eds.queries("personal")
+                            #expect(queries.count == 3, "\(queries)")
+                            #expect(queries.allSatisfy { $0.hasPrefix("(occur-in-time-range? (make-time \"") && $0.contains("Z\") (make-time \"") }, "\(queries)")
+                            #expect(try await eds.queries("off").isEmpty)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a calendar added to EDS later is read; glassd back on the bus is sent the event again")
+    func calendarGlassdReturns() async throws {
+        try await NotifyWorld.with { world in
+            try await world.withEDS { eds in
+                try await world.withGlassdCalls { calls in
+                    try await world.withAgent(Self.wait) { _ in
+                        let (start, end) = (Self.fromNow(30), Self.fromNow(90))
+                        try await world.withGlassd {
+                            // No calendar yet: none.
+                            #expect(try await nextEvent(calls, world: world) == GlassdBus.Manager1.CalendarEvent())
+                            try await eds.addSource(
+                                "personal", events: [EDSStandIn.event(uid: "p", summary: "Planning", start: start, end: end)])
+                            #expect(try await nextEvent(calls, world: world).summary == "Planning")
+                        }
+                        try await world.withGlassd {
+                            let again = try await nextEvent(calls, world: world)
+                            #expect(again == GlassdBus.Manager1.CalendarEvent(summary: "Planning", start: start, end: end, allDay: false))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("no EDS on the session bus: glassd is told there is no event, the log says why once, and notifications are forwarded as ever")
+    func noCalendar() async throws {
+        try await NotifyWorld.with { world in
+            try await world.withDesktopDaemon {
+                try await world.withGlassd {
+                    try await world.withGlassdCalls { calls in
+                        try await world.withAgent(Self.wait) { _ in
+                            _ = try await world.notifySend(["-a", "Mail", "Hello"])
+                            let both = try await nextCalls(2, calls, world: world) { _ in true }
+                            #expect(Set(both.map(\.name)) == ["Notify", "SetNextEvent"], "\(both)")
+                            #expect(both.first { $0.name == "SetNextEvent" }?.event == GlassdBus.Manager1.CalendarEvent())
+                            #expect(both.first { $0.name == "Notify" }?.notification?.summary == "Hello")
+                            #expect(world.read("agent.log").components(separatedBy: "no Evolution Data Server").count == 2, "\(world.read("agent.log"))")
+                        }
+                    }
+                }
+            }
         }
     }
 

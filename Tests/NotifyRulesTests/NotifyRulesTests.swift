@@ -142,6 +142,8 @@ struct NotifyRulesTests {
             ("min_urgency = \"low\"\n[[rule]\napp = \"A\"", "line 2"),
             ("min_urgency = \"low\"\n\napp = ", "line 3"),
             ("min_urgency = \"low\"\nmin_urgency = \"normal\"", "line 2"),
+            ("calendar = \"no\"", "calendar must be true or false"),
+            ("calendar = 0", "calendar must be true or false"),
         ])
     func badFiles(text: String, expected: String) {
         #expect {
@@ -150,6 +152,14 @@ struct NotifyRulesTests {
             let description = String(describing: error)
             return description.hasPrefix("/home/u/.config/glassd/notify.toml: ") && description.contains(expected)
         }
+    }
+
+    @Test("calendar: on unless the file says calendar = false")
+    func calendarKey() throws {
+        #expect(NotifyRules().calendar)
+        #expect(try NotifyRules.parse(Self.example).calendar)
+        #expect(try NotifyRules.parse("calendar = true").calendar)
+        #expect(try !NotifyRules.parse("calendar = false\nmin_urgency = \"low\"").calendar)
     }
 
     @Test("the default file: XDG_CONFIG_HOME, else ~/.config; a missing default file forwards everything, a missing --config file is an error")

@@ -73,7 +73,7 @@ struct NotifyWorld: Sendable {
     }
 
     /// A python-dbusmock on bus `address`; `body` starts once it owns `name`.
-    private func withMock<R: Sendable>(
+    func withMock<R: Sendable>(
         _ arguments: [String], on address: String, name: String, log: String, _ body: () async throws -> R
     ) async throws -> R {
         let bus = try await BusConnection.open(.address(address))
@@ -150,18 +150,32 @@ struct NotifyWorld: Sendable {
         guard result.ok else { throw TestFailure("CloseNotification: \(result.stderr)") }
     }
 
-    /// A connection to glassd's bus, for the stand-in's MethodCalled signals.
-    func glassdCalls() async throws -> (BusConnection, AsyncStream<BusSignal>) {
-        let bus = try await BusConnection.open(.address(system))
-        let calls = try await bus.signals(SignalMatch(interface: "org.freedesktop.DBus.Mock", member: "MethodCalled"))
-        return (bus, calls)
+    /// A connection to bus `address` for `body`, closed after it (also when it throws).
+    func withConnection<R: Sendable>(_ address: String, _ body: (BusConnection) async throws -> R) async throws -> R {
+        let bus = try await BusConnection.open(.address(address))
+        do {
+            let result = try await body(bus)
+            await bus.close()
+            return result
+        } catch {
+            await bus.close()
+            throw error
+        }
+    }
+
+    /// The stand-in glassd's MethodCalled signals, from now on, to `body` (over a connection of
+    /// its own on glassd's bus, closed after `body`).
+    func withGlassdCalls<R: Sendable>(_ body: (AsyncStream<BusSignal>) async throws -> R) async throws -> R {
+        try await withConnection(system) { bus in
+            try await body(try await bus.signals(SignalMatch(interface: "org.freedesktop.DBus.Mock", member: "MethodCalled")))
+        }
     }
 
     /// What the stand-in glassd has been called with so far (GetCalls), in order.
     func recordedCalls() async throws -> [GlassdCall] {
-        let bus = try await BusConnection.open(.address(system))
-        defer { Task { await bus.close() } }
-        let reply = try await bus.call(GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Mock", member: "GetCalls")
+        let reply = try await withConnection(system) { bus in
+            try await bus.call(GlassdBus.name, path: GlassdBus.managerPath, interface: "org.freedesktop.DBus.Mock", member: "GetCalls")
+        }
         // a(tsav): (time, method, arguments)
         return (reply.first?.elements ?? []).compactMap { call in
             guard let fields = call.elements, fields.count == 3, let name = fields[1].string else { return nil }
@@ -200,17 +214,42 @@ struct GlassdCall: Sendable, CustomStringConvertible {
     /// CloseNotification's desktop id.
     var closed: UInt32? { name == "CloseNotification" ? arguments.first?.uint32 : nil }
 
-    var description: String { "\(name)(\(notification.map { "\($0)" } ?? arguments.description))" }
+    /// SetNextEvent's event.
+    var event: GlassdBus.Manager1.CalendarEvent? {
+        guard name == "SetNextEvent", let value = arguments.first else { return nil }
+        return try? GlassdBus.Manager1.CalendarEvent(value)
+    }
+
+    var description: String {
+        "\(name)(\(notification.map { "\($0)" } ?? event.map { "\($0)" } ?? arguments.description))"
+    }
 }
 
-/// The next `count` calls of `calls` (MethodCalled signals), within 20 s.
-func nextCalls(_ count: Int, _ calls: AsyncStream<BusSignal>, world: NotifyWorld) async throws -> [GlassdCall] {
-    try await within(.seconds(20), failure: { "glassd was not called \(count) time(s); the agent's log:\n" + world.read("agent.log") }) {
+/// The next `count` calls of `calls` (MethodCalled signals) that `matching` takes, within 20 s; by
+/// default the notification calls (SetNextEvent, which the agent makes at its start, is skipped).
+func nextCalls(
+    _ count: Int, _ calls: AsyncStream<BusSignal>, world: NotifyWorld,
+    matching: @escaping @Sendable (GlassdCall) -> Bool = { $0.name != "SetNextEvent" }
+) async throws -> [GlassdCall] {
+    try await within(
+        .seconds(20),
+        failure: {
+            let recorded = (try? await world.recordedCalls()).map { "\($0)" } ?? "none"
+            return "glassd was not called \(count) time(s) (its calls: \(recorded)); the agent's log:\n" + world.read("agent.log")
+        }
+    ) {
         var seen: [GlassdCall] = []
         for await signal in calls {
-            if let call = GlassdCall(signal) { seen.append(call) }
+            if let call = GlassdCall(signal), matching(call) { seen.append(call) }
             if seen.count == count { return seen }
         }
         throw TestFailure("signals ended after \(seen)")
     }
+}
+
+/// The next SetNextEvent call's event, within 20 s (the notification calls before it skipped).
+func nextEvent(_ calls: AsyncStream<BusSignal>, world: NotifyWorld) async throws -> GlassdBus.Manager1.CalendarEvent {
+    let call = try await nextCalls(1, calls, world: world) { $0.name == "SetNextEvent" }
+    guard let event = call.first?.event else { throw TestFailure("SetNextEvent without an event: \(call)") }
+    return event
 }
