@@ -205,6 +205,9 @@ let package = Package(
         .target(
             name: "NotifyRules", dependencies: ["TOMLCheck", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strict),
+        // Pure: the desktop calendar's next event (for the glance), from the iCalendar text and
+        // source files Evolution Data Server hands the notification agent.
+        .target(name: "DesktopCalendar", swiftSettings: strict),
         // glassd.conf: its shape checked whole at start-up (unknown keys, types, ranges), the
         // settings each part reads, the API key's sources, the privacy rule. No D-Bus.
         .target(
@@ -237,7 +240,7 @@ let package = Package(
             name: "glassctl",
             dependencies: [
                 // CSystemd: sd_notify, for notify-agent's READY=1.
-                "GlassdAPI", "GlassdContract", "DBusKit", "NotifyRules", "CSystemd",
+                "GlassdAPI", "GlassdContract", "DBusKit", "NotifyRules", "DesktopCalendar", "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -248,7 +251,7 @@ let package = Package(
             name: "glassd-fuzz",
             dependencies: [
                 "CFuzzer", "DBusKit", "AssistantEngine", "Concurrency", "LinkKit", "AnswerModel", "GlassdConfig", "GlassdDaemon", "Monocle", "Firmware",
-                "MCUmgr", "Scene", "NotifyRules",
+                "MCUmgr", "Scene", "NotifyRules", "DesktopCalendar",
             ],
             swiftSettings: strict),
 
@@ -274,9 +277,10 @@ let package = Package(
         .testTarget(name: "GlassdContractTests", dependencies: ["GlassdContract", "GlassdAPI", "DBusKit"], swiftSettings: strict),
         .testTarget(name: "ContractGeneratorTests", dependencies: ["ContractGenerator"], swiftSettings: strict),
         .testTarget(name: "NotifyRulesTests", dependencies: ["NotifyRules"], swiftSettings: strict),
+        .testTarget(name: "DesktopCalendarTests", dependencies: ["DesktopCalendar"], swiftSettings: strict),
         // glassctl's own logic without a bus: the notification agent's state, its reading of Notify calls.
         .testTarget(
-            name: "GlassctlTests", dependencies: ["glassctl", "NotifyRules", "DBusKit", "GlassdAPI", "GlassdContract"], swiftSettings: strict),
+            name: "GlassctlTests", dependencies: ["glassctl", "NotifyRules", "DesktopCalendar", "DBusKit", "GlassdAPI", "GlassdContract"], swiftSettings: strict),
         .testTarget(
             name: "FirmwareTests",
             dependencies: ["Firmware", "Concurrency", "LinkKit", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import DesktopCalendar
 import Foundation
 import NotifyRules
 
@@ -103,7 +104,7 @@ actor EDSCalendar {
             Self.calendarName, path: Self.factoryPath, interface: Self.factoryInterface, member: "OpenCalendar", [.string(uid)],
             timeoutSeconds: 30)
         guard reply.count == 2, let path = reply[0].string, let busName = reply[1].string, !path.isEmpty, !busName.isEmpty else {
-            throw BusError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "OpenCalendar answered \(reply.map(\.signature))")
+            throw UnexpectedReply(member: "OpenCalendar", signatures: reply.map(\.signature))
         }
         _ = try await bus.call(busName, path: path, interface: Self.calendarInterface, member: "Open", timeoutSeconds: 30)
         var calendar = Opened(busName: busName, path: path)
@@ -122,6 +123,13 @@ actor EDSCalendar {
             _ = try? await bus.call(calendar.busName, path: view, interface: Self.viewInterface, member: "Dispose", timeoutSeconds: 5)
         }
         _ = try? await bus.call(calendar.busName, path: calendar.path, interface: Self.calendarInterface, member: "Close", timeoutSeconds: 5)
+    }
+
+    /// EDS answered in a shape it does not document.
+    struct UnexpectedReply: Error, CustomStringConvertible {
+        var member: String
+        var signatures: [String]
+        var description: String { "\(member) answered (\(signatures.joined(separator: ", "))), not (s, s)" }
     }
 
     /// Errors that mean EDS is not on the bus (nor can be started).

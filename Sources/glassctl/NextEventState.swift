@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import DesktopCalendar
 import Foundation
 import NotifyRules
 
@@ -23,6 +24,9 @@ struct NextEventState {
     /// What glassd has: unset when unknown (at start, after it left the bus or a call failed).
     private var glassdHas: NextEvent??
     private var inFlight: NextEvent??
+    /// glassd left the bus while a call was in flight: whatever that call's outcome, the glassd
+    /// that may be back has not got it (the outcome can come after the leaving).
+    private var leftDuringCall = false
     private var glassdPresent = false
     /// --dry-run: the last event printed.
     private var reported: NextEvent??
@@ -68,14 +72,19 @@ struct NextEventState {
                 effects.append(.readCalendar)
             }
         case .glassdPresent(let present):
-            if !present { glassdHas = nil }
+            if !present {
+                glassdHas = nil
+                if inFlight != nil { leftDuringCall = true }
+            }
             glassdPresent = present
         case .eventSent(let outcome):
             guard let sent = inFlight else { break }
             inFlight = nil
+            let stale = leftDuringCall
+            leftDuringCall = false
             switch outcome {
             case .sent:
-                glassdHas = sent
+                glassdHas = stale ? nil : sent
             case .glassdAway:
                 glassdHas = nil
                 glassdPresent = false

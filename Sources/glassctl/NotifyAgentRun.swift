@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import DesktopCalendar
 import Foundation
 import GlassdAPI
 import GlassdContract

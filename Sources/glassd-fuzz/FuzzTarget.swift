@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import AssistantEngine
-import Foundation
+import DesktopCalendar
 import Firmware
+import Foundation
 import GlassdConfig
 import GlassdDaemon
 import MCUmgr

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DBusKit
+import DesktopCalendar
 import Foundation
 import NotifyRules
 import Testing
@@ -87,6 +88,17 @@ struct NextEventStateTests {
         _ = state.handle(.eventSent(.sent))
         // Present again without leaving: nothing new to send.
         #expect(state.handle(.glassdPresent(true)).isEmpty)
+    }
+
+    @Test("glassd left while the event was sent and the call's answer came after: the glassd back is sent it again")
+    func glassdLeftDuringCall() {
+        var state = Self.state()
+        _ = state.handle(.glassdPresent(true))
+        _ = state.start()
+        #expect(state.handle(.calendarRead(Self.standup, now: Self.now, note: nil)).contains(.sendEvent(Self.standup)))
+        _ = state.handle(.glassdPresent(false))
+        #expect(state.handle(.eventSent(.sent)).isEmpty, "glassd is away: nothing to send to")
+        #expect(state.handle(.glassdPresent(true)) == [.sendEvent(Self.standup)])
     }
 
     @Test("glassd did not answer: it is looked for, and sent the event when found; a refusal is logged and not repeated")

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-@testable import NotifyRules
+@testable import DesktopCalendar
 
 /// The next event from iCalendar text as Evolution Data Server returns it (a VEVENT per object,
 /// CRLF lines). Local time here is Berlin; "now" is Friday 27 March 2026, 12:00 UTC (13:00 in
