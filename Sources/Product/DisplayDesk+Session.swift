@@ -39,9 +39,15 @@ extension DisplayDesk: GlassesSession {
 
     /// A live screen (an agent session's transcript) shows at once, as an answer streaming does,
     /// and stays its reading time after its last update: notifications wait for it. Under a
-    /// hazard it is not written (the hazard holds the display; the next update shows).
+    /// hazard or a critical notification it waits, the newest only, until they are over.
     public func live(_ text: String) async throws {
-        guard arbiter.showing?.priority != .hazard else { return }
+        if let showing = arbiter.showing, showing.priority == .hazard || (showing.critical && showing.priority != .answer) {
+            // A hazard or a critical notification keeps the display: the newest screen shows after it.
+            pendingLive = text
+            settle()
+            return
+        }
+        pendingLive = nil
         try await inner.display(text)
         arbiter.occupy(DisplayItem(id: "answer", priority: .answer), at: clock.now)
         readFor(text.count)

@@ -70,6 +70,8 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
     /// The glasses were not free for a write the arbiter allowed: nothing more until their state changes.
     var heldUntilStatus = false
     var glassesBusy = true
+    /// The newest live screen a hazard or critical notification kept off the display.
+    var pendingLive: String?
 
     public init(
         session: any GlassesSession, clock: C, settings: Settings = Settings(), logger: Logger,
@@ -152,8 +154,9 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
                 glassesBusy = status.state != .ready
                 heldUntilStatus = false
             case .glasses(.questionStart):
-                // A new question: the last answer's reading is over.
+                // A new question: the last answer's reading is over, and a live screen kept back too.
                 arbiter.withdraw("answer")
+                pendingLive = nil
             case .glasses(.glance):
                 _ = await glance()
             default: continue
@@ -165,6 +168,12 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
     private func show() async {
         while !Task.isCancelled {
             let ticket = pulse.ticket()
+            arbiter.prune(at: clock.now)
+            if let text = pendingLive, !(arbiter.showing.map { $0.priority == .hazard || $0.critical } ?? false) {
+                // What kept the live screen back is over: it shows before anything that waited.
+                try? await live(text)
+                continue
+            }
             switch decide() {
             case .show(let item): await write(item)
             case .wait(let until):

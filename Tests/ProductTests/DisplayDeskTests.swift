@@ -97,6 +97,27 @@ struct DisplayDeskTests {
         }
     }
 
+    @Test("a critical notification over a live screen keeps the display for its time: the screen's updates meanwhile wait, the newest shows after it")
+    func criticalOverLiveScreen() async {
+        await running {
+            try? await desk.live("> hi\nfirst")
+            _ = await desk.notify(Self.mail("Fire drill", urgency: .critical), from: ":1.5")
+            await clock.sleeping()
+            clock.advance(by: .milliseconds(300))  // the gap after the screen's update
+            await waitForHeadings(2)
+            await glasses.wait { $0.finishedAnswers == 1 }
+            #expect(headings().last == "Mail: Fire drill\n")
+            try? await desk.live("> hi\nsecond")
+            try? await desk.live("> hi\nthird")
+            #expect(headings().count == 2, "not written over the critical one: \(headings())")
+            let shownUntil = await clock.nextDeadline(within: .seconds(20))
+            clock.advance(to: shownUntil)
+            await waitForHeadings(3)
+            #expect(headings() == ["> hi\nfirst", "Mail: Fire drill\n", "> hi\nthird"])
+            #expect(await desk.queue.map(\.what) == ["answer"])
+        }
+    }
+
     @Test("a burst shows one at a time, at least the gap apart, the first saying how many more wait")
     func burst() async {
         await running {
