@@ -98,6 +98,21 @@ struct GtkNotificationStateTests {
         #expect(state.handle(.gtkRemoved(Self.key("n"))) == [.reportClose(desktopID: Self.first + 1)])
     }
 
+    @Test("the pairs remembered are bounded: past the limit the oldest is forgotten (added again, a new id), a pair used lately is kept")
+    func bounded() {
+        var state = NotifyAgentState(rules: NotifyRules(), dryRun: true)
+        let limit = NotifyAgentState.rememberedLimit
+        for n in 0..<limit { _ = state.handle(.gtkAdded(Self.key("\(n)"), Self.note("\(n)"), minuteOfDay: 0)) }
+        // Pair 0 used again: now the newest.
+        _ = state.handle(.gtkAdded(Self.key("0"), Self.note("0"), minuteOfDay: 0))
+        _ = state.handle(.gtkAdded(Self.key("new"), Self.note("new"), minuteOfDay: 0))
+        let again = Self.note("again")
+        let id = UInt32(limit)
+        #expect(state.handle(.gtkAdded(Self.key("0"), again, minuteOfDay: 0)) == [.report(again, desktopID: Self.first, verdict: .forward(rule: nil))])
+        #expect(
+            state.handle(.gtkAdded(Self.key("1"), again, minuteOfDay: 0)) == [.report(again, desktopID: Self.first + id + 1, verdict: .forward(rule: nil))])
+    }
+
     static func sendsOnly(_ effects: [AgentEffect]) -> [Outgoing] {
         effects.compactMap { if case .send(let item) = $0 { item } else { nil } }
     }
