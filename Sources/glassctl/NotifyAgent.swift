@@ -14,7 +14,8 @@ struct NotifyAgent: AsyncParsableCommand {
         discussion: """
             Listens on your session bus (as a monitor: it never calls or holds up the desktop's \
             notification daemon) for the notifications applications send, and forwards each to \
-            glassd with the id the desktop gave it, and the desktop's closing of them. Rules in \
+            glassd with the id the desktop gave it, and the desktop's closing of them; GNOME's own \
+            (org.gtk.Notifications: GNotification, the portal) too, with an id of the agent's. Rules in \
             notify.toml say what is forwarded: min_urgency, [[rule]] by app and category (the first \
             that matches decides), [quiet_hours] (only critical ones come through then). While glassd \
             is away, the newest \(NotifyAgentState.queueLimit) wait for it. It also sends glassd \
@@ -53,7 +54,7 @@ struct NotifyAgent: AsyncParsableCommand {
         let overheard: AsyncStream<MonitoredMessage>
         do {
             (session, overheard) = try await BusConnection.monitor(
-                Self.sessionBus(ProcessInfo.processInfo.environment), rules: DesktopBus.monitorRules)
+                Self.sessionBus(ProcessInfo.processInfo.environment), rules: DesktopBus.monitorRules + GtkNotificationsBus.monitorRules)
         } catch {
             FileHandle.standardError.write(Data("glassctl: cannot listen on the session bus: \(error)\n".utf8))
             throw ExitCode.failure

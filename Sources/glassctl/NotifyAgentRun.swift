@@ -135,6 +135,11 @@ struct NotifyAgentRun {
         case .methodCall where message.interface == DesktopBus.interface && message.member == "Notify":
             guard let notification = DesktopNotification(notifyArguments: message.arguments) else { return nil }
             return .notifyCall(CallKey(sender: message.sender, serial: message.serial), notification, minuteOfDay: minuteOfDay())
+        case .methodCall where message.interface == GtkNotificationsBus.interface && message.member == "AddNotification":
+            guard let (key, notification) = GtkNotificationsBus.added(message.arguments) else { return nil }
+            return .gtkAdded(key, notification, minuteOfDay: minuteOfDay())
+        case .methodCall where message.interface == GtkNotificationsBus.interface && message.member == "RemoveNotification":
+            return GtkNotificationsBus.removed(message.arguments).map { .gtkRemoved($0) }
         case .methodReturn, .error:
             // A reply goes to the caller's unique name, answering the call's serial.
             let key = CallKey(sender: message.destination, serial: message.replySerial)

@@ -10,6 +10,12 @@ struct CallKey: Hashable, Sendable {
     var serial: UInt64
 }
 
+/// A GNotification as org.gtk.Notifications names it: the application's id and its own id for it.
+struct GtkKey: Hashable, Sendable {
+    var appID: String
+    var id: String
+}
+
 /// What goes to glassd, in order.
 enum Outgoing: Sendable, Equatable {
     case notify(DesktopNotification, desktopID: UInt32)
@@ -31,6 +37,10 @@ enum AgentEvent: Sendable {
     /// The desktop's daemon answered a Notify call: its id of the notification, nil for an error.
     case desktopReply(CallKey, desktopID: UInt32?)
     case desktopClosed(desktopID: UInt32)
+    /// org.gtk.Notifications.AddNotification: new, or a new version of the one of that key.
+    case gtkAdded(GtkKey, DesktopNotification, minuteOfDay: Int)
+    /// org.gtk.Notifications.RemoveNotification.
+    case gtkRemoved(GtkKey)
     /// The desktop did not answer within the bound: forwarded without its id.
     case replyOverdue(CallKey)
     case glassdPresent(Bool)
@@ -75,12 +85,16 @@ struct NotifyAgentState {
     static let queueLimit = 20
     /// How many delivered desktop ids are remembered (for closing them).
     static let rememberedLimit = 512
+    /// The first id the agent gives org.gtk.Notifications' notifications (which come with none):
+    /// far above the desktop daemon's own ids, which count up from 1.
+    static let gtkFirstID: UInt32 = 0x8000_0000
 
     let rules: NotifyRules
     let dryRun: Bool
 
     private struct Waiting {
-        var key: CallKey
+        /// nil: not a Notify call (org.gtk.Notifications: its id is known at once).
+        var key: CallKey?
         var notification: DesktopNotification
         var verdict: Verdict
         /// Known: the desktop's id (0 if it did not say in time); nil: not yet.
@@ -96,6 +110,11 @@ struct NotifyAgentState {
     private(set) var glassdPresent = false
     /// Desktop ids glassd has had (for closing them), newest last.
     private var delivered: [UInt32] = []
+    /// The ids given to org.gtk.Notifications' notifications, and their keys newest last (the
+    /// oldest is forgotten past `rememberedLimit`).
+    private var gtkIDs: [GtkKey: UInt32] = [:]
+    private var gtkOrder: [GtkKey] = []
+    private var nextGtkID = gtkFirstID
     private(set) var calendar: NextEventState
 
     init(rules: NotifyRules, dryRun: Bool, zone: TimeZone = .current) {
@@ -133,6 +152,17 @@ struct NotifyAgentState {
             waiting[index].desktopID = 0
         case .desktopClosed(let desktopID):
             close(desktopID, &effects)
+        case .gtkAdded(let key, let notification, let minute):
+            let verdict = rules.decide(notification, minuteOfDay: minute)
+            waiting.append(Waiting(key: nil, notification: notification, verdict: verdict, desktopID: gtkID(for: key)))
+        case .gtkRemoved(let key):
+            guard let desktopID = gtkIDs.removeValue(forKey: key) else { break }
+            gtkOrder.removeAll { $0 == key }
+            // Still behind a Notify call waiting for the desktop's id: it never goes.
+            for index in waiting.indices where waiting[index].key == nil && waiting[index].desktopID == desktopID {
+                waiting[index].refused = true
+            }
+            close(desktopID, &effects)
         case .glassdPresent(let present):
             if present && !glassdPresent && !queue.isEmpty {
                 effects.append(.log("glassd is back: sending the \(queue.count) notification(s) that waited"))
@@ -161,6 +191,22 @@ struct NotifyAgentState {
         release(&effects)
         sendNext(&effects)
         return effects
+    }
+
+    /// The id of the org.gtk.Notifications notification of `key`: the one it had (a new version
+    /// replaces it, as replaces_id does), else the next.
+    private mutating func gtkID(for key: GtkKey) -> UInt32 {
+        if let known = gtkIDs[key] {
+            gtkOrder.removeAll { $0 == key }
+            gtkOrder.append(key)
+            return known
+        }
+        let id = nextGtkID
+        nextGtkID = nextGtkID == .max ? Self.gtkFirstID : nextGtkID + 1
+        gtkIDs[key] = id
+        gtkOrder.append(key)
+        if gtkOrder.count > Self.rememberedLimit { gtkIDs[gtkOrder.removeFirst()] = nil }
+        return id
     }
 
     /// Forwards (or reports) the calls at the head whose ids are known.

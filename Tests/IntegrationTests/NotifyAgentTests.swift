@@ -48,6 +48,39 @@ struct NotifyAgentTests {
         }
     }
 
+    @Test("GNOME's org.gtk.Notifications: AddNotification reaches glassd (the app id as its app, urgent as critical) with an id of the agent's; the same app and id again keeps it; RemoveNotification closes it; a deny rule holds one back")
+    func gtkNotifications() async throws {
+        try await NotifyWorld.with { world in
+            try world.writeRules("[[rule]]\napp = \"org.example.Spammy\"\naction = \"deny\"\n")
+            try await world.withGtkNotifications {
+                try await world.withGlassd {
+                    try await world.withAgent { _ in
+                        try await world.withGlassdCalls { calls in
+                            try await world.gtkAdd(app: "org.example.Spammy", id: "ad", title: "Buy now", body: "", priority: "urgent")
+                            try await world.gtkAdd(app: "org.gnome.Calendar", id: "ev1", title: "Standup", body: "In 5 minutes", priority: "urgent")
+                            let first = try #require(try await nextCalls(1, calls, world: world).first?.notification)
+                            #expect(
+                                first
+                                    == GlassdBus.Manager1.NotificationFields(
+                                        appName: "org.gnome.Calendar", summary: "Standup", body: "In 5 minutes", urgency: 2,
+                                        desktopID: first.desktopID))
+                            #expect(first.desktopID != 0)
+
+                            try await world.gtkAdd(app: "org.gnome.Calendar", id: "ev1", title: "Standup", body: "Now", priority: "low")
+                            let second = try #require(try await nextCalls(1, calls, world: world).first?.notification)
+                            #expect(second.desktopID == first.desktopID)
+                            #expect(second.body == "Now" && second.urgency == 0)
+
+                            try await world.gtkRemove(app: "org.gnome.Calendar", id: "ev1")
+                            let closed = try await nextCalls(1, calls, world: world)
+                            #expect(closed.first?.closed == first.desktopID, "\(closed)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a deny rule, min_urgency and quiet hours hold notifications back; critical passes quiet hours and min_urgency; an allow rule passes min_urgency")
     func rules() async throws {
         try await NotifyWorld.with { world in
