@@ -41,8 +41,7 @@ extension DisplayDesk: GlassesSession {
     /// and stays its reading time after its last update: notifications wait for it. Under a
     /// hazard or a critical notification it waits, the newest only, until they are over.
     public func live(_ text: String) async throws {
-        if let showing = arbiter.showing, showing.priority == .hazard || (showing.critical && showing.priority != .answer) {
-            // A hazard or a critical notification keeps the display: the newest screen shows after it.
+        if liveHeldBack {
             pendingLive = text
             settle()
             return
@@ -77,6 +76,12 @@ extension DisplayDesk: GlassesSession {
     public func startQuestion(heard: String) async throws { try await inner.startQuestion(heard: heard) }
     public func speaker() async -> (any GlassesSpeaker)? { await inner.speaker() }
     public func bargeIn() async throws { try await inner.bargeIn() }
+
+    /// A hazard or a critical notification has the display: a live screen waits until it is over.
+    var liveHeldBack: Bool {
+        guard let showing = arbiter.showing else { return false }
+        return showing.priority == .hazard || (showing.critical && showing.priority == .notification)
+    }
 
     /// The answer on the display stays for the reading time of `characters`.
     private func readFor(_ characters: Int) {

@@ -169,7 +169,7 @@ public actor DisplayDesk<C: Clock> where C.Duration == Duration {
         while !Task.isCancelled {
             let ticket = pulse.ticket()
             arbiter.prune(at: clock.now)
-            if let text = pendingLive, !(arbiter.showing.map { $0.priority == .hazard || $0.critical } ?? false) {
+            if let text = pendingLive, !liveHeldBack {
                 // What kept the live screen back is over: it shows before anything that waited.
                 try? await live(text)
                 continue

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import DesktopCalendar
 import Foundation
-import NotifyRules
+import GlassdAPI
+import GlassdContract
 
 /// --dry-run's line for the calendar's next event, as it would be sent (or its clearing).
-struct EventReport: Encodable {
+struct EventReport: DryRunLine {
     var action: String
     var summary: String?
     /// Unix seconds, as SetNextEvent takes them.
@@ -17,11 +18,12 @@ struct EventReport: Encodable {
             action = "no_event"
             return
         }
+        let sent = event.busEvent
         action = "event"
-        summary = event.summary
-        start = Int64(event.start.timeIntervalSince1970.rounded(.down))
-        end = Int64(event.end.timeIntervalSince1970.rounded(.down))
-        all_day = event.allDay
+        summary = sent.summary
+        start = sent.start
+        end = sent.end
+        all_day = sent.allDay
     }
 
     /// `event summary="Standup" start=2026-11-28T15:00:00+01:00 end=… all_day=false`, or `event none`.
@@ -31,5 +33,14 @@ struct EventReport: Encodable {
         format.timeZone = .current
         func time(_ t: Int64) -> String { format.string(from: Date(timeIntervalSince1970: TimeInterval(t))) }
         return "event summary=\(NotifyReport.quoted(summary)) start=\(time(start)) end=\(time(end)) all_day=\(all_day ?? false)"
+    }
+}
+
+extension NextEvent {
+    /// The event as SetNextEvent takes it (whole unix seconds).
+    var busEvent: GlassdBus.Manager1.CalendarEvent {
+        GlassdBus.Manager1.CalendarEvent(
+            summary: summary, start: Int64(start.timeIntervalSince1970.rounded(.down)),
+            end: Int64(end.timeIntervalSince1970.rounded(.down)), allDay: allDay)
     }
 }

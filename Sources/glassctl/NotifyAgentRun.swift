@@ -90,13 +90,7 @@ struct NotifyAgentRun {
             guard let glassd else { return }
             group.addTask { input(.eventSent(await Self.send(event, to: glassd))) }
         case .reportEvent(let event):
-            let report = EventReport(event)
-            if json {
-                try? printJSON(report)
-            } else {
-                print(report.text)
-            }
-            fflush(nil)
+            printLine(EventReport(event))
         case .startReplyTimer(let key):
             group.addTask {
                 // One bounded wait per call (cancelled with the agent), not a polling loop.
@@ -120,7 +114,7 @@ struct NotifyAgentRun {
         }
     }
 
-    private func printLine(_ report: NotifyReport) {
+    private func printLine(_ report: some DryRunLine) {
         if json {
             try? printJSON(report)
         } else {
@@ -206,12 +200,9 @@ struct NotifyAgentRun {
 
     /// SetNextEvent: the event, or an empty one (no summary) to clear it.
     static func send(_ event: NextEvent?, to glassd: Client) async -> SendOutcome {
-        let fields = event.map {
-            GlassdBus.Manager1.CalendarEvent(
-                summary: $0.summary, start: Int64($0.start.timeIntervalSince1970.rounded(.down)),
-                end: Int64($0.end.timeIntervalSince1970.rounded(.down)), allDay: $0.allDay)
+        await outcome {
+            try await glassd.manager.setNextEvent(event: event?.busEvent ?? GlassdBus.Manager1.CalendarEvent(), timeoutSeconds: 10)
         }
-        return await outcome { try await glassd.manager.setNextEvent(event: fields ?? GlassdBus.Manager1.CalendarEvent(), timeoutSeconds: 10) }
     }
 
     private static func outcome(_ call: () async throws -> Void) async -> SendOutcome {

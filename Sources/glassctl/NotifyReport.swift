@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 import NotifyRules
 
+/// A line --dry-run prints: its text, or with --json the object.
+protocol DryRunLine: Encodable {
+    var text: String { get }
+}
+
 /// One line of --dry-run: a notification and what would become of it, or a close.
-struct NotifyReport: Encodable {
+struct NotifyReport: DryRunLine {
     var action: String
     var app: String?
     var summary: String?
