@@ -2,23 +2,37 @@
 import Foundation
 
 /// The part of an RRULE (RFC 5545 3.3.10) that is handled: FREQ DAILY, WEEKLY, MONTHLY or
-/// YEARLY, INTERVAL, COUNT, UNTIL, WKST, and BYDAY (plain weekdays) with WEEKLY. A rule with
-/// anything else is not read (nil), and its event counts with its own first occurrence only.
+/// YEARLY, INTERVAL, COUNT, UNTIL, WKST, BYMONTH, BYMONTHDAY, BYDAY (with the nth weekday in a
+/// month or year: "2TU", "-1FR") and BYSETPOS, as the RFC's table lets each frequency use them.
+/// A rule with anything else (BYHOUR, BYWEEKNO, BYYEARDAY, HOURLY...) is not read (nil), and
+/// its event counts with its own first occurrence only.
 struct CalendarRecurrence: Equatable {
     enum Frequency: String {
         case daily = "DAILY", weekly = "WEEKLY", monthly = "MONTHLY", yearly = "YEARLY"
+    }
+
+    /// A BYDAY entry: a weekday (1 Sunday ... 7 Saturday), every one in the period or the nth.
+    struct Weekday: Equatable {
+        var ordinal: Int?
+        var weekday: Int
     }
 
     var frequency: Frequency
     var interval = 1
     var count: Int?
     var until: ICalTime?
-    /// Calendar weekdays (1 Sunday ... 7 Saturday); empty: DTSTART's.
-    var weekdays: [Int] = []
+    /// Empty: DTSTART's weekday (WEEKLY), or not limited.
+    var weekdays: [Weekday] = []
     var weekStart = 2
+    var months: [Int] = []
+    /// 1...31, or -31...-1 counted from the month's end.
+    var monthDays: [Int] = []
+    var setPositions: [Int] = []
 
     /// Periods looked at for one event at most (fuzzed rules stay cheap).
     static let maxPeriods = 5000
+    /// Values of one BYxxx part at most.
+    static let maxListValues = 400
 
     static let dayNames = ["SU": 1, "MO": 2, "TU": 3, "WE": 4, "TH": 5, "FR": 6, "SA": 7]
 
@@ -47,28 +61,72 @@ struct CalendarRecurrence: Equatable {
                 guard let day = Self.dayNames[text.uppercased()] else { return nil }
                 weekStart = day
             case "BYDAY":
-                var days: [Int] = []
-                for name in text.split(separator: ",") {
-                    // "1MO", "-1FR" (the nth weekday) are beyond what is handled.
-                    guard let day = Self.dayNames[name.uppercased()] else { return nil }
-                    if !days.contains(day) { days.append(day) }
-                }
-                guard !days.isEmpty else { return nil }
+                guard let days = Self.list(text, Self.weekday) else { return nil }
                 weekdays = days
+            case "BYMONTH":
+                guard let list = Self.list(text, { Int($0).flatMap { (1...12).contains($0) ? $0 : nil } }) else { return nil }
+                months = list
+            case "BYMONTHDAY":
+                guard let list = Self.list(text, { Self.signed($0, limit: 31) }) else { return nil }
+                monthDays = list
+            case "BYSETPOS":
+                guard let list = Self.list(text, { Self.signed($0, limit: 366) }) else { return nil }
+                setPositions = list
             default:
-                return nil  // BYMONTHDAY, BYSETPOS, BYHOUR and the rest: not handled
+                return nil  // BYHOUR, BYMINUTE, BYSECOND, BYWEEKNO, BYYEARDAY: not handled
             }
         }
-        guard let frequency, weekdays.isEmpty || frequency == .weekly, count == nil || until == nil else { return nil }
+        guard let frequency, count == nil || until == nil else { return nil }
+        // As the RFC allows: the nth weekday only in a month or a year, BYMONTHDAY not in a
+        // week, BYSETPOS only beside another BYxxx.
+        let ordinals = weekdays.contains { $0.ordinal != nil }
+        if ordinals && (frequency == .daily || frequency == .weekly) { return nil }
+        if !monthDays.isEmpty && frequency == .weekly { return nil }
+        if !setPositions.isEmpty && weekdays.isEmpty && months.isEmpty && monthDays.isEmpty { return nil }
         self.frequency = frequency
     }
 
+    /// The distinct values of a comma-separated list, each read by `read`; nil if any is bad.
+    private static func list<T: Equatable>(_ text: String, _ read: (String) -> T?) -> [T]? {
+        var values: [T] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard values.count < maxListValues, let value = read(String(item)) else { return nil }
+            if !values.contains(value) { values.append(value) }
+        }
+        return values.isEmpty ? nil : values
+    }
+
+    /// "MO", "2TU", "+1WE", "-1FR".
+    private static func weekday(_ text: String) -> Weekday? {
+        guard text.count >= 2, let day = dayNames[String(text.suffix(2)).uppercased()] else { return nil }
+        let number = text.dropLast(2)
+        if number.isEmpty { return Weekday(ordinal: nil, weekday: day) }
+        guard let ordinal = signed(String(number), limit: 53) else { return nil }
+        return Weekday(ordinal: ordinal, weekday: day)
+    }
+
+    /// A non-zero integer within ±`limit` ("+3" too).
+    private static func signed(_ text: String, limit: Int) -> Int? {
+        guard let n = Int(text), n != 0, abs(n) <= limit else { return nil }
+        return n
+    }
+
+    /// No BYxxx part: one occurrence each period, on DTSTART's day where the period has it.
+    var plain: Bool { weekdays.isEmpty && months.isEmpty && monthDays.isEmpty && setPositions.isEmpty }
+
     /// The starts of the occurrences from `start` (the event's DTSTART, in `zone`) that begin
     /// before `before`, leaving out those that begin before `from` where that is cheap to know.
-    /// COUNT counts from DTSTART (EXDATEs count too); UNTIL is inclusive.
+    /// COUNT counts from DTSTART (EXDATEs count too); UNTIL is inclusive. Each occurrence is at
+    /// DTSTART's local time of day.
     func starts(of start: Date, zone: TimeZone, from: Date, before: Date) -> [Date] {
         let calendar = ICalendarText.calendar(zone)
-        let startParts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: start)
+        let startParts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: start)
+        let fromParts = calendar.dateComponents([.year, .month, .day], from: from)
+        guard let startDay = CivilDay(year: startParts.year ?? 0, month: startParts.month ?? 0, day: startParts.day ?? 0) else {
+            return start < before ? [start] : []
+        }
+        // A day two before `from`'s (zones apart) and earlier cannot hold an occurrence that matters.
+        let fromDay = CivilDay(year: fromParts.year ?? 0, month: fromParts.month ?? 0, day: fromParts.day ?? 0)?.adding(-2) ?? startDay
         let limit: Date
         if let until {
             // A date-only UNTIL takes in its whole (local) day.
@@ -77,12 +135,12 @@ struct CalendarRecurrence: Equatable {
             limit = .distantFuture
         }
         let end = min(before, limit)
-        // Periods with exactly one occurrence each (no BYDAY, no 31st or 29 February to skip) can
-        // be counted without being made: the periods long past are skipped at once. Otherwise
-        // only without COUNT (there is nothing to count then).
-        let day = startParts.day ?? 1, month = startParts.month ?? 1
+        // Periods with exactly one occurrence each (no BYxxx part, no 31st or 29 February to
+        // skip) can be counted without being made: the periods long past are skipped at once.
+        // Otherwise only without COUNT (there is nothing to count then).
+        let (day, month) = (startParts.day ?? 1, startParts.month ?? 1)
         let regular =
-            weekdays.isEmpty
+            plain
             && (frequency == .daily || frequency == .weekly || (frequency == .monthly && day <= 28)
                 || (frequency == .yearly && !(month == 2 && day == 29)))
         var first = 0
@@ -95,47 +153,26 @@ struct CalendarRecurrence: Equatable {
         // Period 0 is DTSTART's: each period skipped had one occurrence.
         var counted = first
         if let count, counted >= count { return [] }
-        /// Keeps `date`; false once COUNT is reached.
-        func take(_ date: Date) -> Bool {
+        /// Counts an occurrence, keeping `date`; false once COUNT is reached.
+        func take(_ date: Date?) -> Bool {
             counted += 1
-            out.append(date)
+            if let date { out.append(date) }
             return count.map { counted < $0 } ?? true
         }
         if first == 0 {
             guard start < end, take(start) else { return out }
         }
-        // A period's days begin at least this many days after DTSTART's, per period (a week's
-        // BYDAY days up to 6 days before DTSTART's weekday).
-        let minimumDays: Int
-        switch frequency {
-        case .daily: minimumDays = 1
-        case .weekly: minimumDays = 7
-        case .monthly: minimumDays = 28
-        case .yearly: minimumDays = 365
-        }
         for period in first..<(first + Self.maxPeriods) {
-            let step = period * interval
+            let (begins, days) = self.period(period * interval, from: startDay)
             // Every later period begins after the end: done (no date arithmetic far beyond it).
-            if start.addingTimeInterval(TimeInterval(step * minimumDays - 7) * 86_400 - 3600) >= end { break }
-            var candidates: [Date] = []
-            switch frequency {
-            case .daily:
-                if let d = calendar.date(byAdding: .day, value: step, to: start) { candidates = [d] }
-            case .weekly where weekdays.isEmpty:
-                if let d = calendar.date(byAdding: .day, value: step * 7, to: start) { candidates = [d] }
-            case .weekly:
-                candidates = weekDays(period: step, calendar: calendar, start: start, startParts: startParts)
-            case .monthly, .yearly:
-                let unit: Calendar.Component = frequency == .monthly ? .month : .year
-                // The 31st in a month without one, 29 February in another year: no occurrence.
-                if let d = calendar.date(byAdding: unit, value: step, to: start),
-                    calendar.component(.day, from: d) == startParts.day, calendar.component(.month, from: d) == startParts.month || unit == .month
-                {
-                    candidates = [d]
+            guard let beginsAt = Self.date(begins, at: DateComponents(hour: 0), calendar), beginsAt < end else { break }
+            // Days come in order: the first beyond the end ends it.
+            for day in days where day > startDay {
+                guard day >= fromDay else {
+                    guard take(nil) else { return out }
+                    continue
                 }
-            }
-            // Periods come in order, and the days of one too: the first beyond the end ends it.
-            for date in candidates.sorted() where date > start {
+                guard let date = Self.date(day, at: startParts, calendar) else { continue }
                 guard date < end else { return out }
                 guard take(date) else { return out }
             }
@@ -143,21 +180,10 @@ struct CalendarRecurrence: Equatable {
         return out
     }
 
-    /// A WEEKLY period's BYDAY days, at DTSTART's time of day: the week `step` weeks after
-    /// DTSTART's (weeks begin on WKST).
-    private func weekDays(period step: Int, calendar: Calendar, start: Date, startParts: DateComponents) -> [Date] {
-        guard let weekday = startParts.weekday else { return [] }
-        let back = (weekday - weekStart + 7) % 7
-        let midnight = calendar.startOfDay(for: start)
-        guard let weekBegins = calendar.date(byAdding: .day, value: step * 7 - back, to: midnight) else { return [] }
-        return weekdays.compactMap { day -> Date? in
-            let offset = (day - weekStart + 7) % 7
-            guard let date = calendar.date(byAdding: .day, value: offset, to: weekBegins) else { return nil }
-            var parts = calendar.dateComponents([.year, .month, .day], from: date)
-            parts.hour = startParts.hour
-            parts.minute = startParts.minute
-            parts.second = startParts.second
-            return calendar.date(from: parts)
-        }
+    /// `day` at the time of day in `time`, in `calendar`'s zone (a time summer time skips moves on).
+    static func date(_ day: CivilDay, at time: DateComponents, _ calendar: Calendar) -> Date? {
+        let (year, month, d) = day.parts
+        return calendar.date(
+            from: DateComponents(year: year, month: month, day: d, hour: time.hour ?? 0, minute: time.minute ?? 0, second: time.second ?? 0))
     }
 }

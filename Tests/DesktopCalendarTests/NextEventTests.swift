@@ -154,7 +154,11 @@ struct NextEventTests {
 
     @Test("a rule beyond what is handled: only the event's own first occurrence counts")
     func unhandledRule() {
-        for rule in ["FREQ=MONTHLY;BYMONTHDAY=27", "FREQ=WEEKLY;BYDAY=1FR", "FREQ=HOURLY", "FREQ=DAILY;BYHOUR=9", "INTERVAL=2", "FREQ=DAILY;COUNT=x"] {
+        for rule in [
+            "FREQ=YEARLY;BYWEEKNO=13", "FREQ=WEEKLY;BYDAY=1FR", "FREQ=HOURLY", "FREQ=DAILY;BYHOUR=9", "INTERVAL=2", "FREQ=DAILY;COUNT=x",
+            "FREQ=WEEKLY;BYMONTHDAY=27", "FREQ=MONTHLY;BYSETPOS=1", "FREQ=MONTHLY;BYMONTHDAY=0", "FREQ=MONTHLY;BYDAY=0FR",
+            "FREQ=YEARLY;BYMONTH=13", "FREQ=MONTHLY;BYMONTHDAY=32", "FREQ=DAILY;BYDAY=-1FR", "FREQ=MONTHLY;BYDAY=FR,",
+        ] {
             let past = Self.event("SUMMARY:P", "DTSTART:20260227T150000Z", "RRULE:\(rule)")
             #expect(Self.next(past) == nil, "\(rule)")
             let future = Self.event("SUMMARY:F", "DTSTART:20260327T150000Z", "RRULE:\(rule)")
