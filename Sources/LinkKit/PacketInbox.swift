@@ -20,8 +20,9 @@ public final class PacketInbox: AsyncSequence, Sendable {
         var head = 0
         var dropped = 0
         var finished = false
-        var waiter: CheckedContinuation<Incoming?, Never>?
-        var waiterCancelled = false
+        /// The one reader waiting, by the number of its wait.
+        var waiter: (wait: UInt64, continuation: CheckedContinuation<Incoming?, Never>)?
+        var waits: UInt64 = 0
         var count: Int { packets.count - head }
 
         mutating func take() -> Incoming? {
@@ -54,7 +55,7 @@ public final class PacketInbox: AsyncSequence, Sendable {
             guard !s.finished else { return nil }
             if let waiter = s.waiter {
                 s.waiter = nil
-                return waiter
+                return waiter.continuation
             }
             if s.count >= capacity {
                 s.head += 1
@@ -71,29 +72,38 @@ public final class PacketInbox: AsyncSequence, Sendable {
         let waiter = state.withLock { s -> CheckedContinuation<Incoming?, Never>? in
             s.finished = true
             defer { s.waiter = nil }
-            return s.waiter
+            return s.waiter?.continuation
         }
         waiter?.resume(returning: nil)
     }
 
-    /// The next packet or overflow report; nil at the end, or when the reading task is cancelled.
+    /// The next packet or overflow report; nil at the end, when the reading task is cancelled,
+    /// or when another reader starts waiting: there is one reader, and a second one takes its
+    /// place (a link's session torn down late, on the same channel as the next one's), so no
+    /// wait is left for ever and no cancelled reader ends the next one's.
     public func next() async -> Incoming? {
-        state.withLock { $0.waiterCancelled = false }
+        let wait = state.withLock { s in
+            s.waits += 1
+            return s.waits
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Incoming?, Never>) in
-                let now = state.withLock { s -> Incoming?? in
-                    if let item = s.take() { return .some(item) }
-                    if s.finished || s.waiterCancelled { return .some(nil) }
-                    s.waiter = continuation
-                    return .none
+                let (now, displaced) = state.withLock { s -> (Incoming??, CheckedContinuation<Incoming?, Never>?) in
+                    if let item = s.take() { return (.some(item), nil) }
+                    // Cancelled before this wait was put down: its handler found nothing to end.
+                    if s.finished || Task.isCancelled { return (.some(nil), nil) }
+                    let displaced = s.waiter?.continuation
+                    s.waiter = (wait, continuation)
+                    return (.none, displaced)
                 }
+                displaced?.resume(returning: nil)
                 if case .some(let item) = now { continuation.resume(returning: item) }
             }
         } onCancel: {
             let waiter = state.withLock { s -> CheckedContinuation<Incoming?, Never>? in
-                s.waiterCancelled = true
-                defer { s.waiter = nil }
-                return s.waiter
+                guard let waiter = s.waiter, waiter.wait == wait else { return nil }
+                s.waiter = nil
+                return waiter.continuation
             }
             waiter?.resume(returning: nil)
         }

@@ -41,6 +41,29 @@ struct PacketInboxTests {
         #expect(await inbox.next() == .packet([43]))
     }
 
+    @Test("a second reader takes the first one's place: the first ends (nil), cancelling it later leaves the second waiting, and the second gets the next packet")
+    func secondReader() async {
+        // As a session torn down late reads on while the next link's session starts on the same
+        // channel. Before, the second wait overwrote the first (left waiting for ever) and the
+        // first's cancellation ended the second's.
+        let inbox = PacketInbox()
+        let (ended, report) = AsyncStream.makeStream(of: (Int, Incoming?).self)
+        let readers = (0..<2).map { index in
+            Task {
+                let value = await inbox.next()
+                report.yield((index, value))
+                return value
+            }
+        }
+        var first = ended.makeAsyncIterator()
+        let (displaced, value) = await first.next() ?? (-1, .packet([]))
+        #expect(value == nil, "the reader put aside ends")
+        let other = readers[1 - max(0, displaced)]
+        readers[max(0, displaced)].cancel()
+        inbox.push([7])
+        #expect(await other.value == .packet([7]))
+    }
+
     @Test("a reader with a deadline gets what comes before it, .timedOut at it, and .ended once the inbox ends")
     func deadline() async {
         let clock = ManualClock()
