@@ -109,6 +109,8 @@ public protocol BootloaderLink: Sendable {
     func withBootloader<T: Sendable>(
         timeout: Duration, connectWindow: Duration, _ body: @escaping @Sendable (any GlassesLink) async throws -> T
     ) async throws -> T
+    /// Drops the link to the glasses' application; supervision connects again.
+    func dropLink(reason: String) async
 }
 
 extension GlassesSession {

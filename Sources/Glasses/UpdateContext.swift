@@ -32,9 +32,19 @@ public struct UpdateContext: Sendable {
 
     /// The glasses ready on a link newer than `generation`, their scripts uploaded on the way
     /// (the session does that on every link; shown as uploading-scripts).
+    /// A link of `generation` still up and updating after `settings.resetDropTimeout` is dropped:
+    /// left alone, the session would wait for its drop for ever.
     public func backAsThemselves(after generation: UInt64) async throws -> DeviceInfo? {
-        let back = try await statuses.wait(timeout: settings.restartTimeout, clock: ContinuousClock()) {
-            $0.generation > generation && ($0.state == .uploading || $0.state == .ready)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: settings.restartTimeout)
+        let isBack: (SessionStatus) -> Bool = { $0.generation > generation && ($0.state == .uploading || $0.state == .ready) }
+        var back = try await statuses.wait(timeout: min(settings.resetDropTimeout, settings.restartTimeout), clock: clock, until: isBack)
+        if back == nil {
+            if statuses.current.generation == generation, statuses.current.state == .updating {
+                logger.notice("the glasses' link did not drop after their reset: dropping it")
+                await link.dropLink(reason: "the link did not drop after the glasses' reset")
+            }
+            back = try await statuses.wait(timeout: max(.zero, deadline - clock.now), clock: clock, until: isBack)
         }
         guard let back else { throw UpdateFailure("The glasses did not come back after the update.") }
         if back.state == .uploading { try job.enter(.uploadingScripts) }

@@ -11,6 +11,10 @@ public struct UpdateSettings: Sendable {
     public var bootloaderConnectWindow: Duration = .seconds(60)
     /// From a reset to the glasses ready again (reconnect, handshake, scripts uploaded).
     public var restartTimeout: Duration = .seconds(180)
+    /// A reset ends the link at once on the glasses' side; BlueZ notices within the link's
+    /// supervision timeout (at most 32 s in Bluetooth LE). A link still up after this did not see
+    /// the reset (or the reset never came) and is dropped.
+    public var resetDropTimeout: Duration = .seconds(40)
     /// Tries of one transfer: after a drop it resumes or starts again, as its updater can.
     public var attempts = 8
 

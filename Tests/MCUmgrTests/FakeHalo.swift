@@ -208,4 +208,5 @@ struct NoBootloader: BootloaderLink {
     ) async throws -> T {
         throw LinkError.notFound("no bootloader")
     }
+    func dropLink(reason: String) async {}
 }

@@ -23,6 +23,7 @@ struct NoBootloader: BootloaderLink {
     ) async throws -> T {
         throw LinkError.notFound("no bootloader")
     }
+    func dropLink(reason: String) async {}
 }
 
 extension ComponentImage {

@@ -30,6 +30,7 @@ private actor FakeBootloaderLink: BootloaderLink {
 
     func suspend() { suspended += 1 }
     func resume() { resumed += 1 }
+    func dropLink(reason: String) {}
 
     func withBootloader<T: Sendable>(
         timeout: Duration, connectWindow: Duration, _ body: @escaping @Sendable (any GlassesLink) async throws -> T
