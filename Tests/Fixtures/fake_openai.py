@@ -1083,9 +1083,10 @@ class Handler(BaseHTTPRequestHandler):
                 if self.state.stopping.is_set():
                     self.close_connection = True
                     return
+            # Stamped before it goes: a client that read the piece finds it counted.
+            self.state.stamp(entry, "t_pieces")
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
-            self.state.stamp(entry, "t_pieces")
         if tag == "[midstream]":
             self.close_connection = True  # no closing chunk: a body cut short
             return

@@ -133,3 +133,32 @@ class LinkDrops:
             self.points.popleft()
         self.done.append(point[2])
         self.m.control.LinkDropped(point[2])
+
+
+async def end_links(call, objects, adapter_path, warn, tries=6):
+    """A reset ends every link to `adapter_path`, as a chip's does. `objects()` gives BlueZ's
+    managed objects, `call(path)` disconnects one device. A bus call that times out (a loaded
+    host) is tried again, up to `tries` times, rather than leave a link up across the reset."""
+    for _ in range(tries):
+        try:
+            managed = await objects()
+        except (DBusError, asyncio.TimeoutError) as e:
+            warn(f"BlueZ's objects: {e!r}; trying again")
+            continue
+        left = False
+        for path, ifaces in managed.items():
+            dev = ifaces.get("org.bluez.Device1")
+            connected = dev.get("Connected") if dev is not None else None
+            if not path.startswith(adapter_path + "/") or connected is None or not connected.value:
+                continue
+            try:
+                await call(path)
+            except asyncio.TimeoutError:
+                warn(f"Disconnect {path}: timed out; trying again")
+                left = True
+            except DBusError as e:     # gone meanwhile
+                warn(f"Disconnect {path}: {e}")
+        if not left:
+            return True
+    warn(f"a link may have outlived the reset: BlueZ did not answer {tries} times")
+    return False

@@ -820,18 +820,9 @@ class Frame:
         await self.power_on()
 
     async def disconnect_centrals(self, adapter_path=None):
-        adapter_path = adapter_path or self.adapter_path
-        try:
-            objects = await self.bond.objects()
-        except (DBusError, asyncio.TimeoutError):
-            return
-        for path, ifaces in objects.items():
-            dev = ifaces.get("org.bluez.Device1")
-            if path.startswith(adapter_path + "/") and dev and dev["Connected"].value:
-                try:
-                    await self.call(BLUEZ, path, "org.bluez.Device1", "Disconnect")
-                except (DBusError, asyncio.TimeoutError) as e:
-                    warn(f"Disconnect {path}: {e}")
+        await linkdrops.end_links(
+            lambda path: self.call(BLUEZ, path, "org.bluez.Device1", "Disconnect"),
+            self.bond.objects, adapter_path or self.adapter_path, warn)
         self.tx.stop()
 
     async def until_writable(self):

@@ -918,24 +918,14 @@ class Monocle:
         self.schedule_register()
 
     async def disconnect_centrals(self, adapter_path=None):
-        adapter_path = adapter_path or self.adapter_path
         if self.bluez_owner is None:
             return
-        try:
-            objects = (await self.call(BLUEZ, "/", "org.freedesktop.DBus.ObjectManager",
-                                       "GetManagedObjects"))[0]
-        except (DBusError, asyncio.TimeoutError) as e:
-            warn(f"GetManagedObjects: {e}")
-            return
-        for path, ifaces in objects.items():
-            dev = ifaces.get("org.bluez.Device1")
-            if not path.startswith(adapter_path + "/") or dev is None:
-                continue
-            if dev.get("Connected") is not None and dev["Connected"].value:
-                try:
-                    await self.call(BLUEZ, path, "org.bluez.Device1", "Disconnect")
-                except (DBusError, asyncio.TimeoutError) as e:
-                    warn(f"Disconnect {path}: {e}")
+        await linkdrops.end_links(
+            lambda path: self.call(BLUEZ, path, "org.bluez.Device1", "Disconnect"),
+            self.managed_objects, adapter_path or self.adapter_path, warn)
+
+    async def managed_objects(self):
+        return (await self.call(BLUEZ, "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))[0]
 
     def reset_notifications(self):
         for _, _, tx in self.services.values():
