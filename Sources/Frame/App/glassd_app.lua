@@ -45,6 +45,9 @@ local SEND_TRIES = 100
 local CAPTURE_WAIT_S = 3
 local INBOX_MAX = 64
 local TEXT_MAX = 4000
+-- A heading waits this long for its text (a notification's body is the next message), so the two
+-- are drawn as one; a streamed answer's first words may take longer, and then the heading shows alone.
+local HEADING_WAIT_S = 0.25
 
 local LINE_H, CHARS, ROWS = HW.LINE_H, HW.CHARS, HW.ROWS
 local HEADING, ANSWER, FAILURE, WARNING, STATUS_COLOR = HW.HEADING, HW.ANSWER, HW.FAILURE, HW.WARNING, HW.STATUS
@@ -469,15 +472,17 @@ local function handle(data)
       S.pages, S.page, S.state, S.dirty = pages, 1, PAGED, true
     end
   elseif code == M.DISPLAY then
-    S.segments = {}
+    S.segments, S.heading_at = {}, now()
     append(payload, HEADING)
   elseif code == M.RESPONSE then
+    S.heading_at = nil
     append(payload, ANSWER)
   elseif code == M.ERROR then
+    S.heading_at = nil
     append(payload, FAILURE)
   elseif code == M.ANSWER_END then
     if S.state == ANSWERING then S.state = IDLE end
-    S.dirty = true
+    S.dirty, S.heading_at = true, nil
   elseif code == M.ALERT then
     S.alert, S.dirty = payload, true
   elseif code == M.STOP then
@@ -554,7 +559,8 @@ local function step()
     guard(listen_stop)   -- busy: what it hears meanwhile is not for the wake phrase
   end
   guard(poll_battery, at)
-  if S.dirty then guard(render) end
+  local heading_waits = S.heading_at and S.state ~= RECORDING and at - S.heading_at < HEADING_WAIT_S
+  if S.dirty and not heading_waits then guard(render) end
   guard(HW.step, at, S.state == IDLE)
 end
 

@@ -65,6 +65,24 @@ struct VirtualFrame: Sendable {
         }
     }
 
+    /// Every frame the display shows after `action` began, up to the first that shows `text`
+    /// (DisplayChanged, no polling): what flashed on the way is in it.
+    func frames(
+        until text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void
+    ) async throws -> [String] {
+        let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
+        try await action()
+        return try await within(timeout, failure: { "the virtual Frame did not show \(text) within \(timeout)" }) {
+            var seen: [String] = []
+            for await frame in frames {
+                guard let shown = frame.arguments.first?.string else { continue }
+                seen.append(shown)
+                if Self.shows(shown, text) { return seen }
+            }
+            throw TestFailure("display signals ended before it showed \(text): \(seen)")
+        }
+    }
+
     static func shows(_ shown: String, _ text: String) -> Bool {
         let read = shown.split(separator: "\n").map { line in
             line.hasPrefix("[") ? String(line.drop { $0 != "]" }.dropFirst(2)) : String(line)
