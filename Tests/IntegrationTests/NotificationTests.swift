@@ -43,7 +43,7 @@ struct NotificationTests {
                 try await ble.pairReady(frame, bus)
                 let world = ble.world
                 let first = try await Self.notify(world, ["app_name": "Mail", "summary": "Lunch?", "body": "<b>noon</b> &amp; after"])
-                // The body (the Frame may draw the heading alone first), its markup as text, after the heading.
+                // The body, its markup as text, after the heading.
                 let shown = try await vf.waitForDisplay(containing: "noon")
                 #expect(shown.contains("noon & after") && VirtualFrame.shows(shown, "Mail: Lunch?"), "the markup as its text: \(shown)")
 
@@ -167,12 +167,17 @@ struct NotificationTests {
         }
     }
 
-    @Test("the same glance, with the calendar's next event, on a virtual Monocle")
+    @Test("on a virtual Monocle: a notification's heading and body are drawn as one; the same glance, with the calendar's next event")
     func calendarLineOnMonocle() async throws {
         let monocle = 2
         try await BLEWorld.with { ble in
             try await ble.withSession(monocle) { bus, vm in
                 try await ble.pairReady(monocle, bus)
+                let frames = try await vm.frames(until: "at noon") {
+                    _ = try await Self.notify(ble.world, ["app_name": "Mail", "summary": "Lunch?", "body": "at noon"])
+                }
+                #expect(frames.last.map { VirtualMonocle.shows($0, "Mail: Lunch?") } == true, "\(frames)")
+                #expect(!frames.contains { VirtualMonocle.shows($0, "Mail: Lunch?") && !VirtualMonocle.shows($0, "at noon") }, "\(frames)")
                 let now = Date()
                 let unix = Int64(now.timeIntervalSince1970)
                 try await DisplayDeskView(bus: bus).manager.setNextEvent(event: .init(summary: "Standup", start: unix + 3600))

@@ -22,6 +22,9 @@ HOLD_MS = 1250
 RECORD_S = 30
 IDLE, REC, PHOTO_Q, WAIT, ANSWER, PAGED = 0, 1, 2, 3, 4, 5
 MAX_PAGES_TEXT = 4000
+# A heading waits this long for its text (a notification's body is the next message), so the two
+# are drawn as one; a streamed answer's first words may take longer, and then it shows alone.
+HEADING_WAIT_MS = 250
 TAP_PROMPT = 'Tap to speak'
 S = {}
 
@@ -122,11 +125,18 @@ def _on_message(msg):
             S['state'] = ANSWER
             S['hint'] = None
             ui.prompt('Tap to stop')
-        ui.draw()
+        if cmd == b'dsp:':
+            S['held'] = time.ticks_add(time.ticks_ms(), HEADING_WAIT_MS)
+        else:
+            S['held'] = None
+            ui.draw()
     elif cmd == b'end:':
+        held, S['held'] = S['held'], None
         if st in (WAIT, ANSWER):
             S['state'] = IDLE
             _prompt(TAP_PROMPT)
+        elif held is not None:
+            ui.draw()
     elif cmd == b'pga:':
         S['pbuf'] = (S['pbuf'] + _text(payload))[:MAX_PAGES_TEXT]
     elif cmd == b'pgs:':
@@ -219,6 +229,9 @@ def _step():
         _on_message(msg)
         msg = link.take()
     link.ack()
+    if S['held'] is not None and time.ticks_diff(time.ticks_ms(), S['held']) >= 0:
+        S['held'] = None
+        ui.draw()
     g = _gesture()
     if g:
         _on_gesture(g)
@@ -248,7 +261,7 @@ def _step():
 def run():
     S.clear()
     S.update(state=IDLE, press=None, both=False, ready=False, listen=False, bat=None, bat_t=None, hint=None, shown=-1, pbuf='', pages=[],
-             page=0)
+             page=0, held=None)
     link.start()
     touch.callback(touch.EITHER, _touched)
     touch.callback(touch.BOTH, _touched)

@@ -65,22 +65,12 @@ struct VirtualFrame: Sendable {
         }
     }
 
-    /// Every frame the display shows after `action` began, up to the first that shows `text`
-    /// (DisplayChanged, no polling): what flashed on the way is in it.
+    /// Every frame the display shows after `action` began, up to the first that shows `text`:
+    /// what flashed on the way is in it.
     func frames(
         until text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void
     ) async throws -> [String] {
-        let frames = try await bus.signals(SignalMatch(path: path, interface: Self.interface, member: "DisplayChanged"))
-        try await action()
-        return try await within(timeout, failure: { "the virtual Frame did not show \(text) within \(timeout)" }) {
-            var seen: [String] = []
-            for await frame in frames {
-                guard let shown = frame.arguments.first?.string else { continue }
-                seen.append(shown)
-                if Self.shows(shown, text) { return seen }
-            }
-            throw TestFailure("display signals ended before it showed \(text): \(seen)")
-        }
+        try await displayFrames(bus: bus, path: path, interface: Self.interface, until: { Self.shows($0, text) }, timeout: timeout, after: action)
     }
 
     static func shows(_ shown: String, _ text: String) -> Bool {
@@ -137,5 +127,24 @@ extension VirtualFrame {
             for await boot in boots where boot.arguments.first?.string == version { return }
             throw TestFailure("Booted signals ended before \(version) booted")
         }
+    }
+}
+
+/// Every frame a virtual device's display shows (DisplayChanged at `path`, no polling) after
+/// `action` began, up to the first that `shows` takes, within `timeout`.
+func displayFrames(
+    bus: BusConnection, path: String, interface: String, until shows: @escaping @Sendable (String) -> Bool, timeout: Duration,
+    after action: @Sendable () async throws -> Void
+) async throws -> [String] {
+    let frames = try await bus.signals(SignalMatch(path: path, interface: interface, member: "DisplayChanged"))
+    try await action()
+    return try await within(timeout, failure: { "the virtual display did not show what was awaited within \(timeout)" }) {
+        var seen: [String] = []
+        for await frame in frames {
+            guard let shown = frame.arguments.first?.string else { continue }
+            seen.append(shown)
+            if shows(shown) { return seen }
+        }
+        throw TestFailure("display signals ended first: \(seen)")
     }
 }

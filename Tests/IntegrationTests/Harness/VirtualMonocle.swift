@@ -51,6 +51,14 @@ struct VirtualMonocle: Sendable {
         try await waitForDisplay(containingAny: [text], timeout: timeout, after: action)
     }
 
+    /// Every frame the display shows after `action` began, up to the first that shows `text`
+    /// (see `shows`): what flashed on the way is in it.
+    func frames(
+        until text: String, timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void
+    ) async throws -> [String] {
+        try await displayFrames(bus: bus, path: path, interface: Self.interface, until: { Self.shows($0, text) }, timeout: timeout, after: action)
+    }
+
     /// As `waitForDisplay(containing:)`, until the display shows any of `texts`.
     @discardableResult
     func waitForDisplay(containingAny texts: [String], timeout: Duration = .seconds(30), after action: @Sendable () async throws -> Void = {})
