@@ -180,8 +180,8 @@ struct NotifyAgentTests {
                         _ = try await world.notifySend(["-a", "A", "While away 2"])
                         try await world.withGlassd {
                             // The stand-in signals a call before it answers; stopped in between, the agent
-                            // never had the answer to "Before" and sends it again (glassd takes the same
-                            // desktop id as a replacement, so nothing shows twice). Then the two in order.
+                            // never had the answer to "Before" and sends it again: at least once, as a
+                            // glassd stopped before it showed it would want. Then the two in order.
                             var delivered = try await nextCalls(2, calls, world: world)
                             if delivered.first?.notification?.desktopID == 1 {
                                 #expect(delivered.first?.notification?.summary == "Before")
