@@ -17,6 +17,7 @@
 # The drop is Test1.DropLink of bzworld (a lost link, as DropLink from a test). From the point on
 # until the link is down nothing crosses it either way (it is being lost): the device does not
 # get further than the point. A drop that finds no link leaves the point armed.
+# end_links is the other drop a device makes: every link ends when it resets.
 
 import asyncio
 from collections import deque
